@@ -1,0 +1,58 @@
+"""File writing helpers: atomic (temp + rename) and write-only-if-changed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:  # type: ignore[type-arg]
+    """Open a temp file next to ``path``; on clean exit fsync and rename it over ``path``.
+
+    On an exception the temp file is removed and ``path`` is left untouched, so readers never see a
+    half-written file.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        newline = None if "b" in mode else ""
+        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (newlines are written as given)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_if_changed(path: str | os.PathLike[str], data: bytes | str) -> bool:
+    """Atomically write ``data`` unless the file already holds exactly these bytes. Returns True if written."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    target = Path(path)
+    try:
+        if target.read_bytes() == raw:
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write_bytes(target, raw)
+    return True
