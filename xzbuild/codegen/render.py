@@ -1,0 +1,34 @@
+"""Jinja2 environment over the repository's ``templates/`` directory."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+
+
+@cache
+def environment() -> Any:
+    """The shared Jinja2 environment: strict undefineds, block tags that leave no blank lines."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # C, CMake and Kconfig text, not HTML
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    """Render ``templates/<template>`` with ``context``."""
+    return str(environment().get_template(template).render(**context))
+
+
+def template_exists(template: str) -> bool:
+    """True if ``templates/<template>`` exists (archetype lookups)."""
+    return (TEMPLATES_DIR / template).is_file()
