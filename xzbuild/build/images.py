@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from xzbuild.errors import Location, UserError
 
@@ -131,8 +132,8 @@ def inspect_image(data: bytes, chip: str, source: str = "<image>") -> ImageInfo:
     )
 
 
-def _unhashed_length(image: object) -> int:
-    body = 24 + sum(8 + len(s.data) for s in image.segments)  # type: ignore[attr-defined]
+def _unhashed_length(image: Any) -> int:
+    body = 24 + sum(8 + len(s.data) for s in image.segments)
     return (body + 1 + 15) // 16 * 16
 
 
