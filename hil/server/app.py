@@ -1,0 +1,286 @@
+"""``ReferenceServer`` (asyncio) and ``ServerThread`` (sync wrapper for pytest): the public in-process API."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from hil.protocol.opus import speech_frames
+from hil.server import ota_http, session
+from hil.server.context import Limits, ServerContext
+from hil.server.scenario import Scenario, load_scenario, scenario_from_data
+from hil.server.security import make_self_signed, server_ssl_context
+from hil.server.transcript import Recorder, matches
+
+log = logging.getLogger("hil.server")
+
+
+def _as_scenario(scenario: Scenario | str | Path | dict[str, Any] | None) -> Scenario:
+    if scenario is None:
+        return Scenario()
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return scenario_from_data(scenario)
+    return load_scenario(scenario)
+
+
+class ReferenceServer:
+    """OTA/activation HTTP + WebSocket + MCP reference peer for xiaozhi devices, in one aiohttp app.
+
+    Use as ``async with ReferenceServer(host="127.0.0.1", port=0, scenario=..., transcripts_dir=...) as srv``.
+    ``port=0`` picks a free port; ``srv.ota_url`` / ``srv.ws_url`` give the bound URLs.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        scenario: Scenario | str | Path | dict[str, Any] | None = None,
+        transcripts_dir: str | Path | None = None,
+        *,
+        token: str | None = None,
+        auth: str = "auto",
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
+        tls_self_signed: bool = False,
+        firmware_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        prewarm: bool = True,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.scenario = _as_scenario(scenario)
+        fw = Path(firmware_dir) if firmware_dir is not None else self.scenario.firmware_dir
+        self.tls_cert_path: Path | None = Path(tls_cert) if tls_cert else None
+        self._tls_key = Path(tls_key) if tls_key else None
+        self._tls_self_signed = tls_self_signed
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.ctx = ServerContext(self.scenario, Recorder(transcripts_dir), token=token, auth_mode=auth,
+                                 tls=bool(tls_cert or tls_self_signed), limits=limits or Limits(), firmware_dir=fw)
+        self.sessions: set[session.DeviceSession] = set()
+        self._runner: web.AppRunner | None = None
+        self._prewarm = prewarm
+
+    # ---- lifecycle ----
+    def build_app(self) -> web.Application:
+        """The aiohttp application with all routes (exposed for embedding and handler tests)."""
+        ctx = self.ctx
+        app = web.Application(client_max_size=ctx.limits.max_body_bytes)
+        ota = functools.partial(ota_http.handle_ota, ctx)
+        app.router.add_post(ctx.ota_path, ota)
+        app.router.add_get(ctx.ota_path, ota)
+        app.router.add_post(ctx.ota_path + "activate", functools.partial(ota_http.handle_activate, ctx))
+        app.router.add_get("/fw/{name}", functools.partial(ota_http.handle_firmware, ctx))
+        app.router.add_get(ctx.ws_path, functools.partial(session.handle_websocket, ctx, sessions=self.sessions))
+        app.on_shutdown.append(self._close_sessions)
+        return app
+
+    async def start(self) -> ReferenceServer:
+        """Bind and start serving; pre-synthesises the scenario's sentences first."""
+        ssl_ctx = None
+        if self.ctx.tls:
+            if self.tls_cert_path is None:
+                self._tmp = tempfile.TemporaryDirectory(prefix="xzbuild-tls-")
+                self.tls_cert_path, self._tls_key = make_self_signed(self._tmp.name, [self.host])
+            if self._tls_key is None:
+                raise ValueError("a TLS certificate needs its key (tls_key)")
+            ssl_ctx = server_ssl_context(self.tls_cert_path, self._tls_key)
+        if self._prewarm:
+            await asyncio.to_thread(self._synthesise_all)
+        self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        log.info("reference server on %s (OTA %s)", self.base_url, self.ota_url)
+        return self
+
+    def _synthesise_all(self) -> None:
+        for text, rate, frame_ms, voice in sorted(self.scenario.sentences()):
+            speech_frames(text, rate, frame_ms, voice)
+
+    async def _close_sessions(self, _app: web.Application) -> None:
+        for s in list(self.sessions):
+            with contextlib.suppress(Exception):
+                await s.ws.close(code=1001, message=b"server shutdown")
+
+    async def stop(self) -> None:
+        """Close every session and stop listening; transcripts are finished."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    async def __aenter__(self) -> ReferenceServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # ---- URLs ----
+    @property
+    def _netloc(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """``http(s)://host:port``."""
+        return f"{self.ctx.http_scheme}://{self._netloc}"
+
+    @property
+    def ota_url(self) -> str:
+        """The URL to put in ``CONFIG_OTA_URL`` (or NVS ``wifi/ota_url``)."""
+        return f"{self.base_url}{self.ctx.ota_path}"
+
+    @property
+    def ws_url(self) -> str:
+        """The WebSocket URL the OTA reply hands out."""
+        return f"{self.ctx.ws_scheme}://{self._netloc}{self.ctx.ws_path}"
+
+    # ---- observability ----
+    def devices(self) -> list[str]:
+        """Device ids seen so far (sorted)."""
+        return sorted(self.ctx.recorder.devices)
+
+    def transcript(self, device_id: str) -> list[dict[str, Any]]:
+        """All records of ``device_id`` in order (HTTP and WebSocket, every connection)."""
+        dev = self.ctx.recorder.devices.get(device_id)
+        return list(dev.records) if dev else []
+
+    def summary(self, device_id: str) -> dict[str, Any]:
+        """Messages each way by type, audio seconds each way, downlink pacing jitter, errors, MCP results."""
+        return self.ctx.recorder.summary(device_id)
+
+    async def wait_for(self, device_id: str, type: str | None = None, *, direction: str | None = None,
+                       timeout: float = 5.0, after: int = 0, **fields: Any) -> dict[str, Any]:
+        """Wait for the first record of ``device_id`` with ``seq > after`` matching the criteria.
+
+        ``type`` is the message type (``listen``, ``tts``, ``audio``, ``ota``, ``error`` …), ``direction`` is
+        ``rx`` (device→server), ``tx`` or ``event``; other keywords match record fields or fields of the
+        parsed JSON (``state="start"``). Raises ``TimeoutError`` naming what was seen instead.
+        """
+        criteria = dict(fields)
+        if type is not None:
+            criteria["type"] = type
+        if direction is not None:
+            criteria["dir"] = direction
+        dev = self.ctx.recorder.device(device_id)
+        for rec in dev.records[after:]:
+            if matches(rec, criteria):
+                return rec
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        entry = (criteria, fut)
+        dev.waiters.append(entry)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            seen = [f"{r['dir']}:{r['type']}" for r in dev.records[-8:]]
+            raise TimeoutError(f"{device_id}: no record matching {criteria} within {timeout} s (last: {seen})") from None
+        finally:
+            dev.waiters.remove(entry)
+
+
+class ServerThread:
+    """A ReferenceServer on its own event loop in a daemon thread, with a synchronous API for pytest."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.server = ReferenceServer(**kwargs)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    def start(self) -> ServerThread:
+        """Start the thread and return once the server is listening (re-raises start-up errors)."""
+        self._thread = threading.Thread(target=self._run, name="xzbuild-reference-server", daemon=True)
+        self._thread.start()
+        self._ready.wait(60)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self.server.start())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self.server.stop())
+            loop.close()
+
+    def _call(self, coro: Any, timeout: float | None = None) -> Any:
+        if self._loop is None:
+            raise RuntimeError("ServerThread is not started")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def stop(self) -> None:
+        """Stop the server and join the thread."""
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def ota_url(self) -> str:
+        """See ``ReferenceServer.ota_url``."""
+        return self.server.ota_url
+
+    @property
+    def ws_url(self) -> str:
+        """See ``ReferenceServer.ws_url``."""
+        return self.server.ws_url
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return self.server.port
+
+    @property
+    def tls_cert_path(self) -> Path | None:
+        """The certificate clients should trust (generated when ``tls_self_signed=True``)."""
+        return self.server.tls_cert_path
+
+    def wait_for(self, device_id: str, type: str | None = None, *, timeout: float = 5.0, **kwargs: Any) -> dict[str, Any]:
+        """Blocking ``ReferenceServer.wait_for``."""
+        return self._call(self.server.wait_for(device_id, type, timeout=timeout, **kwargs), timeout + 5)  # type: ignore[no-any-return]
+
+    def transcript(self, device_id: str) -> list[dict[str, Any]]:
+        """Thread-safe ``ReferenceServer.transcript``."""
+        return self._call(_sync(self.server.transcript, device_id), 10)  # type: ignore[no-any-return]
+
+    def summary(self, device_id: str) -> dict[str, Any]:
+        """Thread-safe ``ReferenceServer.summary``."""
+        return self._call(_sync(self.server.summary, device_id), 10)  # type: ignore[no-any-return]
+
+    def devices(self) -> list[str]:
+        """Thread-safe ``ReferenceServer.devices``."""
+        return self._call(_sync(self.server.devices), 10)  # type: ignore[no-any-return]
+
+
+async def _sync(fn: Any, *args: Any) -> Any:
+    return fn(*args)

@@ -1,0 +1,47 @@
+"""Server-wide configuration and state shared by the HTTP and WebSocket handlers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hil.server.scenario import Scenario
+from hil.server.transcript import Recorder
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size and time limits; anything beyond them closes only the offending connection."""
+
+    max_body_bytes: int = 64 * 1024  # OTA system info is ~2 KB; activation bodies are tiny
+    max_frame_bytes: int = 64 * 1024  # a tools/list page is ≤ 8000 bytes, Opus frames < 2 KB
+    hello_timeout_s: float = 10.0  # the device also waits 10 s for the server hello
+    idle_timeout_s: float = 300.0  # no frame from the device for this long closes the socket
+
+
+@dataclass
+class ServerContext:
+    """Shared state: scenario, recorder, auth, URLs and the activation progress per device."""
+
+    scenario: Scenario
+    recorder: Recorder
+    token: str | None = None
+    auth_mode: str = "auto"
+    tls: bool = False
+    limits: Limits = field(default_factory=Limits)
+    firmware_dir: Path | None = None
+    activated: set[str] = field(default_factory=set)
+    activate_attempts: Counter[str] = field(default_factory=Counter)
+    ota_path: str = "/xiaozhi/ota/"
+    ws_path: str = "/xiaozhi/v1/"
+
+    @property
+    def http_scheme(self) -> str:
+        """``https`` with TLS, else ``http``."""
+        return "https" if self.tls else "http"
+
+    @property
+    def ws_scheme(self) -> str:
+        """``wss`` with TLS, else ``ws``."""
+        return "wss" if self.tls else "ws"

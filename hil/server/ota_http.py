@@ -1,0 +1,173 @@
+"""OTA / activation HTTP handlers: ``POST /xiaozhi/ota/``, ``POST …/activate`` and ``GET /fw/<file>``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from hil.protocol import ota
+from hil.server.context import ServerContext
+from hil.server.scenario import OTA_PRESETS, DeviceProfile
+
+_HEADERS_KEPT = ("Activation-Version", "Device-Id", "Client-Id", "Serial-Number", "User-Agent",
+                 "Accept-Language", "Content-Type", "Content-Length")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+MALFORMED_BODY = '{"websocket":{"url":"ws://'  # truncated JSON: exercises the device's parse-failure path
+
+
+def _device_id(request: web.Request) -> str:
+    return request.headers.get("Device-Id", "").strip().lower() or "unknown"
+
+
+def _kept_headers(request: web.Request) -> dict[str, str]:
+    return {k: request.headers[k] for k in _HEADERS_KEPT if k in request.headers}
+
+
+def _newer_version(current: str) -> str:
+    try:
+        parts = ota.parse_version(current)
+    except ValueError:
+        parts = [0]
+    parts[-1] += 1
+    return ".".join(str(p) for p in parts)
+
+
+def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, host: str,
+                    info: dict[str, Any] | None) -> tuple[int, str, dict[str, Any] | None]:
+    """(status, body text, body object or None) for an OTA check by ``device_id``."""
+    sections, status, malformed = OTA_PRESETS[prof.ota]
+    if malformed:
+        return 200, MALFORMED_BODY, None
+    if status != 200:
+        return status, "reference server: scripted failure", None
+    reply: dict[str, Any] = {}
+    for name in sections:
+        if name == "server_time":
+            reply["server_time"] = {"timestamp": int(time.time() * 1000), "timezone_offset": 0}
+        elif name == "websocket":
+            reply["websocket"] = {"url": f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
+                                  "version": prof.protocol_version}
+        elif name == "mqtt":
+            reply["mqtt"] = dict(prof.mqtt)
+        elif name == "activation" and device_id not in ctx.activated:
+            reply["activation"] = {"message": f"Activation code {prof.activation_code}", "code": prof.activation_code,
+                                   "challenge": prof.activation_challenge, "timeout_ms": 30000}
+        elif name == "firmware":
+            app = (info or {}).get("application") or {}
+            current = app.get("version", "0.0.0") if isinstance(app, dict) else "0.0.0"
+            version = _newer_version(str(current)) if prof.firmware_version == "newer" else prof.firmware_version
+            fw: dict[str, Any] = {"version": version,
+                                  "url": f"{ctx.http_scheme}://{host}/fw/{prof.firmware_file}?device={device_id}"}
+            if prof.ota == "force_upgrade":
+                fw["force"] = 1
+            reply["firmware"] = fw
+    for name in ("mqtt", "websocket"):
+        if name in reply:
+            ota.check_nvs_section(name, reply[name])
+    return 200, json.dumps(reply, separators=(",", ":")), reply
+
+
+async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
+    """The version check: validate and record the request, answer per the device's scenario profile."""
+    device_id = _device_id(request)
+    conn = ctx.recorder.open_connection(device_id, "http")
+    try:
+        body = await request.read()
+        problems = ota.validate_ota_headers(request.headers)
+        info: dict[str, Any] | None = None
+        if body:
+            info, body_problems = ota.parse_system_info(body, request.headers)
+            problems += body_problems
+        else:
+            problems.append("empty body: the firmware always POSTs its system info")
+        conn.record("rx", "http", "ota", method=request.method, path=request.path, size=len(body),
+                    headers=_kept_headers(request), json=info, problems=problems,
+                    remote=request.remote)
+        prof = ctx.scenario.profile(device_id)
+        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info)
+        conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json=obj,
+                    body=text if obj is None else None, preset=prof.ota)
+        return web.Response(status=status, text=text, content_type="application/json")
+    finally:
+        await conn.close()
+
+
+async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Response:
+    """``POST <ota>/activate``: 202 for the first ``activation_pending`` attempts, then 200."""
+    device_id = _device_id(request)
+    conn = ctx.recorder.open_connection(device_id, "http")
+    try:
+        body = await request.read()
+        problems = ota.validate_ota_headers(request.headers)
+        prof = ctx.scenario.profile(device_id)
+        obj: Any = None
+        try:
+            obj = json.loads(body or b"{}")
+        except ValueError as exc:
+            problems.append(f"activation body is not JSON: {exc}")
+        if isinstance(obj, dict) and obj:
+            if obj.get("algorithm") != "hmac-sha256":
+                problems.append("algorithm must be hmac-sha256")
+            if obj.get("challenge") != prof.activation_challenge:
+                problems.append("challenge differs from the one the server issued")
+            if obj.get("serial_number") != request.headers.get("Serial-Number"):
+                problems.append("serial_number differs from the Serial-Number header")
+            if not _HEX64.match(str(obj.get("hmac", ""))):
+                problems.append("hmac must be 64 lower-case hex digits")
+        elif obj != {}:
+            problems.append("activation body must be {} (no serial number) or the hmac object")
+        ctx.activate_attempts[device_id] += 1
+        attempt = ctx.activate_attempts[device_id]
+        conn.record("rx", "http", "activate", method=request.method, path=request.path, size=len(body),
+                    headers=_kept_headers(request), json=obj if isinstance(obj, dict) else None,
+                    problems=problems, attempt=attempt)
+        if attempt <= prof.activation_pending:
+            status = 202
+        else:
+            status = 200
+            ctx.activated.add(device_id)
+        conn.record("tx", "http", "activate", status=status, size=2, json={})
+        return web.Response(status=status, text="{}", content_type="application/json")
+    finally:
+        await conn.close()
+
+
+def resolve_firmware(directory: Path | None, name: str) -> Path | None:
+    """The file ``name`` inside ``directory``, or None if it is missing, hidden or escapes the directory."""
+    if directory is None or not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+        return None
+    root = directory.resolve()
+    candidate = (root / name).resolve()
+    if candidate.parent != root or not candidate.is_file():
+        return None
+    return candidate
+
+
+async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.StreamResponse:
+    """``GET /fw/<file>``: serve a firmware image with Content-Length, only from the firmware directory."""
+    device_id = request.query.get("device", "").lower() or _device_id(request)
+    conn = ctx.recorder.open_connection(device_id, "http")
+    try:
+        name = request.match_info.get("name", "")
+        path = resolve_firmware(ctx.firmware_dir, name)
+        conn.record("rx", "http", "firmware", method=request.method, path=request.path, size=0, name=name)
+        if path is None:
+            conn.error(f"firmware {name!r} not served: not a plain file in the firmware directory")
+            conn.record("tx", "http", "firmware", status=404, size=0)
+            raise web.HTTPNotFound(text="not found")
+        data = await _read(path)
+        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name)
+        return web.Response(body=data, content_type="application/octet-stream")
+    finally:
+        await conn.close()
+
+
+async def _read(path: Path) -> bytes:
+    import asyncio
+
+    return await asyncio.to_thread(path.read_bytes)

@@ -1,0 +1,214 @@
+"""A minimal protocol-level device for exercising the server (tests, load bench, fuzzer).
+
+It speaks the device's side byte-exactly (OTA POST, handshake headers, hello, listen, Opus uplink, MCP server
+replies with the firmware's tools/list pagination) but has no board behind it; the full virtual board lives
+in ``hil.vboard``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from hil.protocol import framing, mcp, messages, ota
+from hil.protocol.opus import FramePacer
+
+# name, description, properties, user-only — a small subset shaped like the firmware's built-in tools
+PROBE_TOOLS: tuple[tuple[str, str, dict[str, Any], bool], ...] = (
+    ("self.get_device_status", "Device status as JSON", {}, False),
+    ("self.audio_speaker.set_volume", "Set the volume", {"volume": {"type": "integer", "minimum": 0, "maximum": 100}}, False),
+    ("self.screen.set_brightness", "Set the backlight", {"brightness": {"type": "integer", "minimum": 0, "maximum": 100}}, False),
+    ("self.get_system_info", "System info", {}, True),
+    ("self.reboot", "Reboot", {}, True),
+)
+
+
+def tool_json(name: str, desc: str, props: dict[str, Any], user: bool) -> str:
+    """A tool as ``McpTool::to_json`` shapes it."""
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    required = [k for k, v in props.items() if "default" not in v]
+    if required:
+        schema["required"] = required
+    tool: dict[str, Any] = {"name": name, "description": desc, "inputSchema": schema}
+    if user:
+        tool["annotations"] = {"audience": ["user"]}
+    return json.dumps(tool, separators=(",", ":"))
+
+
+def tools_list_result(cursor: str, with_user: bool, limit: int = 8000) -> tuple[str | None, str]:
+    """(result JSON or None, error message) following the firmware's page-size rule and inclusive cursor."""
+    tools = [t for t in PROBE_TOOLS if with_user or not t[3]]
+    names = [t[0] for t in tools]
+    start = 0
+    if cursor:
+        if cursor not in names:
+            return None, "Failed to add tool  because of payload size limit"
+        start = names.index(cursor)
+    out = '{"tools":['
+    added = 0
+    next_cursor = ""
+    for t in tools[start:]:
+        tj = tool_json(*t)
+        if len(out) + len(tj + ",") + 30 > limit:
+            next_cursor = t[0]
+            break
+        out += tj + ","
+        added += 1
+    if added == 0:
+        return None, f"Failed to add tool {next_cursor} because of payload size limit"
+    out = out[:-1] + "]"
+    if next_cursor:
+        out += f',"nextCursor":"{next_cursor}"'
+    return out + "}", ""
+
+
+@dataclass
+class ProbeDevice:
+    """One scripted device. ``mac`` must be lower-case; ``page_limit`` shrinks tools/list pages to force paging."""
+
+    mac: str
+    version: int = 1
+    token: str | None = None
+    uuid: str = field(default_factory=lambda: str(uuidlib.uuid4()))
+    page_limit: int = 8000
+    ws: aiohttp.ClientWebSocketResponse | None = None
+    session_id: str = ""
+    texts: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    audio: list[tuple[float, framing.AudioFrame]] = field(default_factory=list)
+    segments: list[list[float]] = field(default_factory=list)  # downlink arrival times per tts start
+    hello_rtt_ms: float = 0.0
+    server_hello: dict[str, Any] = field(default_factory=dict)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _reader: asyncio.Task[None] | None = None
+
+    def ota_headers(self) -> dict[str, str]:
+        """Headers of the OTA POST."""
+        return ota.device_ota_headers(self.mac, self.uuid, "probe-board/1.2.0", "en-US")
+
+    def system_info(self) -> str:
+        """A system-info body shaped like ``Board::GetSystemInfoJson`` (key order kept)."""
+        return (
+            f'{{"version":2,"language":"en-US","flash_size":16777216,"minimum_free_heap_size":"123456",'
+            f'"mac_address":"{self.mac}","uuid":"{self.uuid}","chip_model_name":"esp32s3",'
+            '"chip_info":{"model":9,"cores":2,"revision":2,"features":18},'
+            '"application":{"name":"xiaozhi","version":"1.2.0","compile_time":"Aug  8 2026T08:33:45Z",'
+            '"idf_version":"v5.5","elf_sha256":"' + "ab" * 32 + '"},'
+            '"partition_table": [{"label":"nvs","type":1,"subtype":2,"address":36864,"size":16384}],'
+            '"ota":{"label":"ota_0"},"display":{"monochrome":false,"width":240,"height":240},'
+            f'"board":{{"type":"probe","name":"probe-board","manufacturer":"xzbuild","ssid":"lab","rssi":-50,'
+            f'"channel":6,"ip":"127.0.0.1","mac":"{self.mac}"}}}}'
+        )
+
+    async def ota_check(self, http: aiohttp.ClientSession, ota_url: str) -> tuple[int, Any]:
+        """POST the system info; returns (status, parsed JSON or raw text)."""
+        async with http.post(ota_url, data=self.system_info().encode(), headers=self.ota_headers()) as resp:
+            text = await resp.text()
+            try:
+                return resp.status, json.loads(text)
+            except ValueError:
+                return resp.status, text
+
+    async def connect(self, http: aiohttp.ClientSession, ws_url: str, hello_timeout: float = 10.0) -> None:
+        """Open the channel with the firmware's headers, send hello, wait for the server hello (RTT measured)."""
+        headers = {"Protocol-Version": str(self.version), "Device-Id": self.mac, "Client-Id": self.uuid}
+        if self.token:
+            headers["Authorization"] = self.token if " " in self.token else f"Bearer {self.token}"
+        self.ws = await http.ws_connect(ws_url, headers=headers, max_msg_size=0, autoping=True)
+        self._reader = asyncio.ensure_future(self._read())
+        t0 = time.monotonic()
+        await self.ws.send_str(messages.device_hello(self.version))
+        hello = await self.wait_text("hello", timeout=hello_timeout)
+        self.hello_rtt_ms = (time.monotonic() - t0) * 1000.0
+        self.server_hello = hello
+        self.session_id = hello.get("session_id", "")
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        async for msg in self.ws:
+            now = time.monotonic()
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                obj = json.loads(msg.data)
+                if obj.get("type") == "mcp" and "method" in obj.get("payload", {}):
+                    await self._answer_mcp(obj["payload"])
+                if obj.get("type") == "tts" and obj.get("state") == "start":
+                    self.segments.append([])
+                self.texts.append((now, obj))
+            elif msg.type == aiohttp.WSMsgType.BINARY:
+                self.audio.append((now, framing.decode_frame(self.version, msg.data)))
+                if self.segments:
+                    self.segments[-1].append(now)
+            self._changed.set()
+        self._changed.set()
+
+    async def _answer_mcp(self, req: dict[str, Any]) -> None:
+        rid = req.get("id")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return  # the firmware drops non-numeric ids silently
+        method = req.get("method")
+        params = req.get("params") or {}
+        if method == "initialize":
+            payload = mcp.device_result(rid, '{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},'
+                                              '"serverInfo":{"name":"probe-board","version":"1.2.0"}}')
+        elif method == "tools/list":
+            result, err = tools_list_result(str(params.get("cursor", "")), bool(params.get("withUserTools")),
+                                            self.page_limit)
+            payload = mcp.device_result(rid, result) if result else mcp.device_error(rid, err)
+        elif method == "tools/call":
+            name = params.get("name")
+            if name == "self.get_device_status":
+                payload = mcp.device_result(rid, json.dumps(mcp.text_content('{"audio_speaker":{"volume":70}}')))
+            else:  # the firmware pastes the name unescaped: a quote in it yields invalid JSON, on purpose
+                payload = mcp.device_error(rid, f"Unknown tool: {name}")
+        else:
+            payload = mcp.device_error(rid, f"Method not implemented: {method}")
+        await self.send_text(messages.device_mcp(self.session_id, payload))
+
+    async def send_text(self, text: str) -> None:
+        """Send one text frame."""
+        assert self.ws is not None
+        await self.ws.send_str(text)
+
+    async def send_audio(self, packets: list[bytes] | tuple[bytes, ...], frame_ms: int = 60, paced: bool = True) -> None:
+        """Stream Opus packets framed for the negotiated version, paced like a microphone."""
+        assert self.ws is not None
+        pacer = FramePacer(frame_ms)
+        for i, packet in enumerate(packets):
+            if paced:
+                await pacer.wait()
+            await self.ws.send_bytes(framing.encode_frame(self.version, packet, timestamp_ms=i * frame_ms))
+
+    async def wait_text(self, type_: str, timeout: float = 10.0, after: int = 0, **fields: Any) -> dict[str, Any]:
+        """The first received text message (index ≥ ``after``) of ``type_`` whose fields match."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for _t, obj in self.texts[after:]:
+                if obj.get("type") == type_ and all(obj.get(k) == v for k, v in fields.items()):
+                    return obj
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (self._reader is not None and self._reader.done()):
+                raise TimeoutError(f"{self.mac}: no {type_} {fields} within {timeout} s")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+    def downlink_jitter_ms(self) -> list[float]:
+        """|inter-arrival − frame duration| of consecutive downlink audio frames within each tts."""
+        frame_ms = float(self.server_hello.get("audio_params", {}).get("frame_duration", 60))
+        out = []
+        for seg in self.segments:
+            out += [abs((t1 - t0) * 1000.0 - frame_ms) for t0, t1 in zip(seg, seg[1:], strict=False)]
+        return out
+
+    async def close(self) -> None:
+        """Drop the socket as the firmware does (no goodbye on WebSocket)."""
+        if self.ws is not None:
+            await self.ws.close()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)

@@ -1,0 +1,181 @@
+"""Observability: per-connection JSONL transcripts, per-device records, waiters and summaries.
+
+Every frame or HTTP exchange becomes one record (a flat dict). Records are kept in memory per device (for
+``wait_for``/``summary``) and streamed to ``<dir>/<device>/<NNNN>-<kind>.jsonl``; a file is renamed into place
+when its connection closes (``atomic_open``), so a transcript on disk is always complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from xzbuild.fsutil import atomic_open
+
+log = logging.getLogger("hil.server")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_name(device_id: str) -> str:
+    """A file-system-safe directory name for a device id (``aa:bb`` → ``aa-bb``)."""
+    return _UNSAFE.sub("-", device_id)[:64] or "unknown"
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (0 for an empty list)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, int(round(pct / 100.0 * len(ordered) + 0.5)) - 1))
+    return ordered[rank]
+
+
+def jitter_stats(values: list[float]) -> dict[str, float]:
+    """p50/p99/max and count of a list of pacing deviations in ms."""
+    return {
+        "n": len(values),
+        "p50": round(percentile(values, 50), 3),
+        "p99": round(percentile(values, 99), 3),
+        "max": round(max(values), 3) if values else 0.0,
+    }
+
+
+@dataclass
+class DeviceLog:
+    """Everything recorded for one device id, across connections and HTTP requests."""
+
+    device_id: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    audio_ms: dict[str, float] = field(default_factory=lambda: {"rx": 0.0, "tx": 0.0})
+    downlink_lateness_ms: list[float] = field(default_factory=list)
+    uplink_gap_jitter_ms: list[float] = field(default_factory=list)
+    connections: int = 0
+    errors: list[str] = field(default_factory=list)
+    mcp: dict[str, Any] = field(default_factory=lambda: {"tools": [], "user_tools": [], "calls": []})
+    waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
+
+
+def matches(record: dict[str, Any], criteria: dict[str, Any]) -> bool:
+    """True if every criterion equals the record's top-level field or, failing that, its parsed JSON field."""
+    raw = record.get("json")
+    body: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for key, want in criteria.items():
+        if key in record:
+            if record[key] != want:
+                return False
+        elif body.get(key) != want:
+            return False
+    return True
+
+
+class Recorder:
+    """Owns the per-device logs and the transcript directory."""
+
+    def __init__(self, transcripts_dir: str | Path | None) -> None:
+        self.dir = Path(transcripts_dir) if transcripts_dir is not None else None
+        self.devices: dict[str, DeviceLog] = {}
+        self._conn_seq = 0
+        self.t0 = time.monotonic()
+
+    def device(self, device_id: str) -> DeviceLog:
+        """The log for ``device_id`` (created on first use)."""
+        dev = self.devices.get(device_id)
+        if dev is None:
+            dev = self.devices[device_id] = DeviceLog(device_id)
+        return dev
+
+    def open_connection(self, device_id: str, kind: str) -> Connection:
+        """Start a transcript for one connection (``kind`` is ``ws`` or ``http``)."""
+        self._conn_seq += 1
+        return Connection(self, self.device(device_id), f"{self._conn_seq:05d}-{kind}")
+
+    def summary(self, device_id: str) -> dict[str, Any]:
+        """Per-device summary: message counts, audio seconds each way, downlink pacing jitter, errors, MCP."""
+        dev = self.devices.get(device_id)
+        if dev is None:
+            raise KeyError(f"no records for device {device_id!r}")
+        by_type: dict[str, dict[str, int]] = {"rx": {}, "tx": {}}
+        for key, n in sorted(dev.counts.items()):
+            direction, _, kind = key.partition(":")
+            if direction in by_type:
+                by_type[direction][kind] = n
+        return {
+            "device_id": device_id,
+            "connections": dev.connections,
+            "messages": {d: sum(by_type[d].values()) for d in ("rx", "tx")},
+            "by_type": by_type,
+            "audio_seconds": {"uplink": round(dev.audio_ms["rx"] / 1000, 3), "downlink": round(dev.audio_ms["tx"] / 1000, 3)},
+            "downlink_pacing_jitter_ms": jitter_stats(dev.downlink_lateness_ms),
+            "uplink_gap_jitter_ms": jitter_stats(dev.uplink_gap_jitter_ms),
+            "errors": list(dev.errors),
+            "mcp": dev.mcp,
+        }
+
+
+class Connection:
+    """The transcript of one WebSocket connection or HTTP request."""
+
+    def __init__(self, recorder: Recorder, dev: DeviceLog, name: str) -> None:
+        self.recorder = recorder
+        self.dev = dev
+        self.name = name
+        self.t_open = time.monotonic()
+        self._stack = contextlib.ExitStack()
+        self._fh: IO[str] | None = None
+        dev.connections += 1
+        if recorder.dir is not None:
+            path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
+            self._fh = self._stack.enter_context(atomic_open(path, "w"))
+            self.path: Path | None = path
+        else:
+            self.path = None
+
+    def record(self, direction: str, kind: str, type_: str, **fields: Any) -> dict[str, Any]:
+        """Append one record (direction rx/tx/event) and wake matching waiters."""
+        now = time.monotonic()
+        rec: dict[str, Any] = {
+            "seq": len(self.dev.records) + 1,
+            "conn": self.name,
+            "t": round(now - self.recorder.t0, 6),
+            "dt": round(now - self.t_open, 6),
+            "wall": round(time.time(), 6),
+            "dir": direction,
+            "kind": kind,
+            "type": type_,
+        }
+        rec.update(fields)
+        self.dev.records.append(rec)
+        self.dev.counts[f"{direction}:{type_}"] += 1
+        if kind == "error":
+            self.dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
+        if self._fh is not None:
+            self._fh.write(json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str) + "\n")
+        for criteria, fut in list(self.dev.waiters):
+            if not fut.done() and matches(rec, criteria):
+                fut.set_result(rec)
+        return rec
+
+    def error(self, reason: str, **fields: Any) -> None:
+        """Record and log why this connection is being refused or closed."""
+        log.warning("%s %s: %s", self.dev.device_id, self.name, reason)
+        self.record("event", "error", "error", reason=reason, **fields)
+
+    def close_sync(self) -> None:
+        """Finish the transcript file (fsync + rename); safe to call twice."""
+        self._stack.close()
+        self._fh = None
+
+    async def close(self) -> None:
+        """Finish the transcript file without blocking the event loop on fsync."""
+        if self._fh is not None:
+            self._fh = None  # later records stay in memory only; the file is being finished
+            await asyncio.to_thread(self._stack.close)
