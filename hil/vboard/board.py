@@ -1,0 +1,240 @@
+"""A virtual board: chip + flash + UART + auto-program reset circuit, running either the ROM serial
+loader (download mode) or the flashed app (normal boot).
+
+Reset model (specs/esp-images-and-flashing.md §9): ``EN_low = RTS and not DTR``, ``IO0_low = DTR and not
+RTS``. Real boards release EN through an RC delay, so the strapping is latched as "IO0 was low within
+``latch_window`` seconds after EN release" rather than at the release instant.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from hil.vboard.boot import BootError, boot_app, read_image
+from hil.vboard.chip import ChipModel
+from hil.vboard.flash import Flash
+from hil.vboard.loader import SerialLoader
+
+log = logging.getLogger(__name__)
+
+LATCH_WINDOW = 0.15  # 30 ms fails with esptool's ClassicReset over RFC2217, 150 ms works (spec §9)
+_COLOURS = {"E": "\x1b[0;31m", "W": "\x1b[0;33m", "I": "\x1b[0;32m"}
+
+
+class AppRuntime(Protocol):
+    """The firmware behaviour started after a successful boot (see :mod:`hil.device`)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def console_input(self, data: bytes) -> None: ...
+
+
+AppFactory = Callable[["VirtualBoard", object], AppRuntime]
+
+
+@dataclass
+class BoardOptions:
+    """Knobs of a virtual board that a real board would have in its build or wiring."""
+
+    latch_window: float = LATCH_WINDOW
+    bootloader_log: bool = False  # xiaozhi builds set CONFIG_BOOTLOADER_LOG_LEVEL_NONE
+    max_serial_log: int = 8 * 1024 * 1024
+
+
+class VirtualBoard:
+    """One emulated board. Thread-safe: RFC2217 I/O, timers and the app thread all call into it."""
+
+    def __init__(
+        self,
+        name: str,
+        chip: ChipModel,
+        flash: Flash,
+        app_factory: AppFactory | None = None,
+        options: BoardOptions | None = None,
+    ) -> None:
+        self.name = name
+        self.chip = chip
+        self.flash = flash
+        self.app_factory = app_factory
+        self.options = options or BoardOptions()
+        self.mode = "off"  # off | reset | download | app | halted
+        self.boot_count = 0
+        self.serial_log = bytearray()
+        self._sinks: list[Callable[[bytes], None]] = []
+        self._lock = threading.RLock()
+        self._dtr = False
+        self._rts = False
+        self._en_low = False
+        self._latch_deadline = 0.0
+        self._generation = 0
+        self._boot_started = time.monotonic()
+        self._loader: SerialLoader | None = None
+        self._app: AppRuntime | None = None
+        self.app_info: object | None = None
+
+    # --- UART ------------------------------------------------------------------------------------
+    def add_sink(self, sink: Callable[[bytes], None]) -> None:
+        with self._lock:
+            self._sinks.append(sink)
+
+    def remove_sink(self, sink: Callable[[bytes], None]) -> None:
+        with self._lock:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+
+    def uart_tx(self, data: bytes) -> None:
+        """Bytes the chip sends to the host."""
+        with self._lock:
+            if len(self.serial_log) < self.options.max_serial_log:
+                self.serial_log += data
+            sinks = list(self._sinks)
+        for sink in sinks:
+            sink(data)
+
+    def uart_rx(self, data: bytes) -> None:
+        """Bytes the host sends to the chip."""
+        with self._lock:
+            loader, app = self._loader, self._app
+        if loader is not None:
+            loader.feed(data)
+            if loader.take_watchdog_reset():
+                self._schedule(lambda: self.boot(reason="0x10 (RTCWDT_RTC_RST)"))
+        elif app is not None:
+            app.console_input(data)
+
+    def print_line(self, text: str) -> None:
+        self.uart_tx(text.encode("utf-8", "replace") + b"\r\n")
+
+    def log(self, level: str, tag: str, message: str) -> None:
+        """Print an ESP_LOG-style line: ``I (ms) TAG: message`` in ESP-IDF's ANSI colours."""
+        ms = int((time.monotonic() - self._boot_started) * 1000)
+        colour = _COLOURS.get(level, "")
+        reset = "\x1b[0m" if colour else ""
+        self.print_line(f"{colour}{level} ({ms}) {tag}: {message}{reset}")
+
+    # --- reset circuit ---------------------------------------------------------------------------
+    def set_lines(self, dtr: bool | None = None, rts: bool | None = None) -> None:
+        """Modem-control lines from the USB-UART bridge (RFC2217 SET_CONTROL)."""
+        with self._lock:
+            if dtr is not None:
+                self._dtr = dtr
+            if rts is not None:
+                self._rts = rts
+            en_low = self._rts and not self._dtr
+            io0_low = self._dtr and not self._rts
+            now = time.monotonic()
+            if en_low and not self._en_low:
+                self._halt("reset")
+            elif not en_low and self._en_low:
+                self._latch_deadline = now + self.options.latch_window
+                if io0_low:
+                    self._latch_deadline = 0.0
+                    self._enter_download()
+                else:
+                    gen = self._generation
+                    timer = threading.Timer(self.options.latch_window, self._latch_expired, args=(gen,))
+                    timer.daemon = True
+                    timer.start()
+            elif io0_low and self.mode == "reset" and now <= self._latch_deadline:
+                self._latch_deadline = 0.0
+                self._enter_download()
+            self._en_low = en_low
+
+    def _latch_expired(self, generation: int) -> None:
+        with self._lock:
+            if generation == self._generation and self.mode == "reset" and not self._en_low:
+                self.boot()
+
+    def _schedule(self, action: Callable[[], None]) -> None:
+        timer = threading.Timer(0.0, action)
+        timer.daemon = True
+        timer.start()
+
+    # --- power and boot --------------------------------------------------------------------------
+    def power_on(self, download: bool = False) -> None:
+        if download:
+            self._halt("reset")
+            self._enter_download()
+        else:
+            self.boot()
+
+    def power_off(self) -> None:
+        self._halt("off")
+        self.flash.save()
+
+    def reset(self, download: bool = False) -> None:
+        """Control-channel reset for transports without modem lines."""
+        self.power_on(download=download)
+
+    def _halt(self, mode: str) -> None:
+        with self._lock:
+            self._generation += 1
+            app, self._app = self._app, None
+            self._loader = None
+            self.mode = mode
+        if app is not None:
+            app.stop()
+
+    def _banner(self, reason: str, boot_mode: str) -> None:
+        self._boot_started = time.monotonic()
+        self.boot_count += 1
+        self.print_line(f"ESP-ROM:{self.chip.rom_id}")
+        self.print_line(f"rst:{reason},boot:{boot_mode}")
+
+    def _enter_download(self) -> None:
+        with self._lock:
+            self._halt("download")
+            self._banner("0x1 (POWERON)", "0x0 (DOWNLOAD(USB/UART0))")
+            self.print_line("waiting for download")
+            self._loader = SerialLoader(self.chip, self.flash, self.uart_tx, self._leave_loader)
+
+    def _leave_loader(self) -> None:
+        self._schedule(lambda: self.boot(reason="0xc (RTC_SW_CPU_RST)"))
+
+    def boot(self, reason: str = "0x1 (POWERON)") -> None:
+        """Normal SPI boot: ROM loads the 2nd-stage bootloader, which validates and starts the app."""
+        with self._lock:
+            self._halt("app")
+            self._banner(reason, "0x8 (SPI_FAST_FLASH_BOOT)")
+            generation = self._generation
+            try:
+                bootloader = read_image(self.flash, self.chip.bootloader_offset, self.chip, verify=False)
+            except BootError:
+                word = int.from_bytes(self.flash.read(self.chip.bootloader_offset, 4), "little")
+                for _ in range(3):  # the ROM retries forever; three lines are enough to match on
+                    self.print_line(f"invalid header: 0x{word:08x}")
+                self.mode = "halted"
+                return
+            self.print_line("SPIWP:0xee")
+            self.print_line("mode:DIO, clock div:1")
+            for load, length in bootloader.segments:
+                self.print_line(f"load:0x{load:08x},len:0x{length:x}")
+            self.print_line(f"entry 0x{bootloader.entry:08x}")
+            try:
+                app, warnings = boot_app(self.flash, self.chip)
+            except BootError as exc:
+                # A real chip would jump into broken code; the virtual one reports the validation
+                # failure in the 2nd-stage bootloader's words (even with its log level at none).
+                for line in exc.lines:
+                    self.log("E", line.split(": ", 1)[0], line.split(": ", 1)[1])
+                self.mode = "halted"
+                return
+            if self.options.bootloader_log:
+                for line in warnings:
+                    self.log("E", line.split(": ", 1)[0], line.split(": ", 1)[1])
+                self.log("I", "boot", f"Loaded app from partition at offset 0x{app.partition.offset:x}")
+            self.app_info = app
+            if self.app_factory is not None and generation == self._generation:
+                self._app = self.app_factory(self, app)
+                runtime = self._app
+            else:
+                runtime = None
+        if runtime is not None:
+            runtime.start()

@@ -1,0 +1,1 @@
+"""pyserial URL handlers registered by :func:`hil.vboard.fastserial.install`."""

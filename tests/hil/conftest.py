@@ -1,0 +1,55 @@
+"""Fixtures for the HIL tests: virtual boards served over RFC2217 and IDF-shaped build dirs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from imagefactory import make_build  # noqa: E402
+
+from hil.vboard import fastserial  # noqa: E402
+from hil.vboard.board import VirtualBoard  # noqa: E402
+from hil.vboard.chip import make_chip  # noqa: E402
+from hil.vboard.flash import Flash  # noqa: E402
+from hil.vboard.rfc2217 import RFC2217Server  # noqa: E402
+
+fastserial.install()
+fastserial.quiet_esptool_trace()
+
+
+@pytest.fixture(scope="session")
+def s3_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A full 16 MB ESP32-S3 variant: bootloader, partition table, otadata, app, 4 MiB assets."""
+    return make_build(tmp_path_factory.mktemp("s3") / "build", chip="esp32s3")
+
+
+@pytest.fixture(scope="session")
+def c3_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    board = {"board_name": "vboard-c3", "board_type": "bread-compact-wifi", "tools": []}
+    return make_build(tmp_path_factory.mktemp("c3") / "build", chip="esp32c3", board=board, assets_size=64 * 1024)
+
+
+def _serve(chip: str, mac: str, psram: int = 0) -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
+    board = VirtualBoard(f"vb-{chip}", make_chip(chip, bytes.fromhex(mac), psram_mb=psram), Flash(16 * 1024 * 1024))
+    server = RFC2217Server(board).start()
+    board.power_on()
+    try:
+        yield board, server
+    finally:
+        server.close()
+        board.power_off()
+
+
+@pytest.fixture
+def s3_board() -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
+    yield from _serve("esp32s3", "24ec4a010203", psram=8)
+
+
+@pytest.fixture
+def c3_board() -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
+    yield from _serve("esp32c3", "34b7da040506")

@@ -1,0 +1,96 @@
+"""esptool 5 drives the virtual board unmodified: detection, stub and ROM writes, verify, read-back."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from pathlib import Path
+
+import esptool
+import pytest
+
+from hil.vboard.board import VirtualBoard
+from hil.vboard.rfc2217 import RFC2217Server
+
+
+def run_esptool(*args: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        esptool.main(list(args))
+    return out.getvalue()
+
+
+def flash_files(build: Path) -> list[str]:
+    args = json.loads((build / "flasher_args.json").read_text())
+    files: list[str] = []
+    for offset, rel in sorted(args["flash_files"].items(), key=lambda kv: int(kv[0], 16)):
+        files += [offset, str(build / rel)]
+    return [*files, *args["write_flash_args"]]
+
+
+def test_flash_id_reports_chip_mac_and_flash_size(s3_board: tuple[VirtualBoard, RFC2217Server]) -> None:
+    _, server = s3_board
+    out = run_esptool("--port", server.url, "flash-id")
+    assert "Detecting chip type... ESP32-S3" in out
+    assert "MAC:                24:ec:4a:01:02:03" in out
+    assert "Embedded PSRAM 8MB" in out
+    assert "Device: 4018" in out and "Detected flash size: 16MB" in out
+
+
+def test_full_variant_write_verify_and_read_back(s3_board: tuple[VirtualBoard, RFC2217Server], s3_build: Path,
+                                                 tmp_path: Path) -> None:
+    board, server = s3_board
+    started = time.monotonic()
+    out = run_esptool("--port", server.url, "--baud", "921600", "write-flash", *flash_files(s3_build))
+    elapsed = time.monotonic() - started
+    assert out.count("Hash of data verified.") == 5, out
+    assert "Stub flasher running." in out
+    assert elapsed < 15, f"write-flash took {elapsed:.1f}s"
+    # read-flash (stub streaming protocol with acks and the final MD5 frame) returns the same bytes
+    for offset, rel in [(0x20000, "xiaozhi.bin"), (0x8000, "partition_table/partition-table.bin"),
+                        (0x800000, "generated_assets.bin")]:
+        expected = (s3_build / rel).read_bytes()
+        target = tmp_path / f"{offset:x}.bin"
+        run_esptool("--port", server.url, "read-flash", hex(offset), str(len(expected)), str(target))
+        assert target.read_bytes() == expected, rel
+        assert board.flash.read(offset, len(expected)) == expected
+    # the bootloader header's flash-size byte is rewritten by esptool; the rest matches
+    boot = (s3_build / "bootloader/bootloader.bin").read_bytes()
+    flashed = board.flash.read(0, len(boot))
+    assert flashed[:2] == boot[:2] and flashed[4:-32] == boot[4:-32]
+
+
+def test_rom_only_path_without_stub(c3_board: tuple[VirtualBoard, RFC2217Server], c3_build: Path,
+                                    tmp_path: Path) -> None:
+    board, server = c3_board
+    app = (c3_build / "xiaozhi.bin").read_bytes()
+    out = run_esptool("--port", server.url, "--no-stub", "write-flash", "0x20000", str(c3_build / "xiaozhi.bin"))
+    assert "Hash of data verified." in out and "ESP32-C3" in out
+    assert board.flash.read(0x20000, len(app)) == app
+    target = tmp_path / "head.bin"
+    run_esptool("--port", server.url, "--no-stub", "read-flash", "0x20000", "200", str(target))  # READ_FLASH_SLOW
+    assert target.read_bytes() == app[:200]
+
+
+def test_wrong_chip_argument_is_refused(c3_board: tuple[VirtualBoard, RFC2217Server]) -> None:
+    _, server = c3_board
+    with pytest.raises(esptool.FatalError, match="This chip is ESP32-C3, not ESP32-S3"):
+        run_esptool("--chip", "esp32s3", "--port", server.url, "flash-id")
+
+
+def test_reset_latch_window(s3_board: tuple[VirtualBoard, RFC2217Server]) -> None:
+    board, _ = s3_board
+    # EN released, IO0 pulled low 60 ms later: inside the latch window -> download mode
+    board.set_lines(dtr=False, rts=True)
+    board.set_lines(dtr=True)  # EN released while RTS still high
+    time.sleep(0.06)
+    board.set_lines(rts=False)  # IO0 low
+    assert board.mode == "download"
+    # EN released and IO0 only low after the window -> normal boot
+    board.set_lines(dtr=False, rts=True)
+    board.set_lines(rts=False)
+    time.sleep(board.options.latch_window + 0.1)
+    assert board.mode in ("app", "halted")
+    assert b"boot:0x8 (SPI_FAST_FLASH_BOOT)" in board.serial_log
