@@ -201,3 +201,58 @@ def _normalise(value: str, kind: str) -> str:
         except ValueError:
             return value
     return value
+
+
+@dataclass(frozen=True)
+class FragmentWarning:
+    """A variant fragment line Kconfig drops, with the board-file location that holds it."""
+
+    location: str
+    variant: str
+    target: str
+    line: str
+    resolved: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.location}: warning: {self.variant}: '{self.line}' is dropped by the firmware Kconfig on "
+            f"{self.target} (it resolves to {self.resolved}); fix the dependency or remove the line"
+        )
+
+
+def variant_fragment(variant: Any) -> list[str]:
+    """The board part of a variant's defaults fragment: its resolved board symbol, then ``sdkconfig_append``.
+
+    Mirrors upstream build.py: a stale explicit ``CONFIG_BOARD_TYPE_*=y`` is replaced by the resolved one.
+    """
+    lines = list(variant.sdkconfig_append)
+    if variant.kconfig is None:
+        return lines
+    head = f"CONFIG_{variant.kconfig.symbol}=y"
+    return [head] + [ln for ln in lines if not (ln.startswith("CONFIG_BOARD_TYPE_") and ln.endswith("=y"))]
+
+
+# The two lines the model adds to the ESP32-P4 (rev < 3) twin of a ``p4x`` pair.
+P4_LINES = ("CONFIG_ESP32P4_SELECTS_REV_LESS_V3=y", "CONFIG_ESP32P4_REV_MIN_100=y")
+
+
+def _line_location(variant: Any, line: str) -> str:
+    if variant.chip_variant == "p4" and line in P4_LINES:
+        return str(variant.location("p4x"))
+    key = line.split("=", 1)[0].removeprefix("CONFIG_")
+    return str(variant.location(f"sdkconfig.{key}"))
+
+
+def check_fragments(board_set: Any, firmware: Path, kconfig_text: str | None = None) -> list[FragmentWarning]:
+    """Every variant's fragment lines that the firmware Kconfig (or ``kconfig_text``) would drop."""
+    text = kconfig_text if kconfig_text is not None else (firmware / "main/Kconfig.projbuild").read_text(encoding="utf-8")
+    warnings: list[FragmentWarning] = []
+    with KconfigEvaluator(text, firmware) as evaluator:
+        for variant in board_set.variants():
+            fragment = variant_fragment(variant)
+            for dropped in evaluator.evaluate(variant.target, fragment).dropped:
+                warnings.append(
+                    FragmentWarning(_line_location(variant, dropped.line), variant.name, variant.target,
+                                    dropped.line, dropped.resolved)
+                )
+    return warnings

@@ -1,0 +1,168 @@
+"""`xzbuild generate`: render the firmware's board files from boards/; `boards new` and `boards kconfig-check`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from xzbuild.cli.boards import boards
+
+_BOARDS_DIR = click.option(
+    "--boards-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"), show_default=True,
+    help="Directory of board files.",
+)
+_FIRMWARE = click.Path(file_okay=False, exists=True, path_type=Path)
+
+
+@click.command("generate")
+@click.option("--firmware", type=_FIRMWARE, help="xiaozhi-esp32 checkout to regenerate in place (or to check).")
+@click.option("--check", is_flag=True, help="Write nothing; print a unified diff and exit 1 if files would change.")
+@click.option("--board", "only", multiple=True, metavar="NAME", help="Only these boards (the two tables always).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write every generated file as an overlay into this empty directory instead.")
+@click.option("--check-kconfig", is_flag=True, help="Also check each variant's sdkconfig lines against Kconfig.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
+@_BOARDS_DIR
+def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Path | None, check_kconfig: bool,
+             as_json: bool, boards_dir: Path) -> None:
+    """Render config.json, config.h, archetype sources and the Kconfig/CMake board tables from board files."""
+    from xzbuild.codegen import writer
+    from xzbuild.codegen.plan import build_plan
+    from xzbuild.errors import UserError
+    from xzbuild.model import load_boards
+
+    if firmware is None and out is None:
+        raise UserError("give --firmware <xiaozhi-esp32 checkout> and/or --out <empty dir>")
+    if check and firmware is None:
+        raise UserError("--check compares against a checkout; give --firmware")
+    if check and out is not None:
+        raise UserError("--check writes nothing; drop --out")
+    board_set = load_boards(boards_dir)
+    plan = build_plan(board_set, firmware, list(only) or None)
+    summary: dict[str, object] = {"generated": len(plan.files)}
+    rc = 0
+    if check:
+        assert firmware is not None
+        drift = writer.find_drift(plan.files, firmware)
+        if drift and not as_json:
+            sys.stdout.write(writer.unified_diff(drift))
+        summary["drift"] = [d.path for d in drift]
+        click.echo(f"generate --check: {len(drift)} of {len(plan.files)} generated files differ", err=True)
+        rc = 1 if drift else 0
+    elif out is not None:
+        written = writer.write_overlay(plan.files, out)
+        summary["written"] = written
+        click.echo(f"wrote {len(written)} files to {out}", err=True)
+    else:
+        assert firmware is not None
+        written = writer.write_changed(plan.files, firmware)
+        summary["written"] = written
+        click.echo(f"wrote {len(written)} changed files ({len(plan.files) - len(written)} unchanged) in {firmware}",
+                   err=True)
+    if check_kconfig:
+        if firmware is None:
+            raise UserError("--check-kconfig needs --firmware (its sdkconfig.defaults layers)")
+        summary["kconfig_warnings"] = _report_kconfig(board_set, firmware, plan.files.get("main/Kconfig.projbuild"))
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    if rc:
+        raise click.exceptions.Exit(rc)
+
+
+def _report_kconfig(board_set: object, firmware: Path, kconfig: bytes | None) -> list[str]:
+    from xzbuild.codegen.kconfig_check import check_fragments
+
+    text = kconfig.decode("utf-8") if kconfig is not None else None
+    warnings = check_fragments(board_set, firmware, text)
+    for w in warnings:
+        click.echo(str(w), err=True)
+    click.echo(f"kconfig check: {len(warnings)} dropped sdkconfig line(s)", err=True)
+    return [str(w) for w in warnings]
+
+
+@click.command("kconfig-check")
+@click.option("--firmware", type=_FIRMWARE, required=True, help="xiaozhi-esp32 checkout (Kconfig + defaults).")
+@click.option("--strict", is_flag=True, help="Exit 1 when any line is dropped.")
+@_BOARDS_DIR
+def kconfig_check_cmd(firmware: Path, strict: bool, boards_dir: Path) -> None:
+    """Warn (board file:line) about sdkconfig lines the firmware Kconfig would silently drop."""
+    from xzbuild.codegen.plan import build_plan
+    from xzbuild.model import load_boards
+
+    board_set = load_boards(boards_dir)
+    kconfig = build_plan(board_set, firmware).files.get("main/Kconfig.projbuild")
+    if _report_kconfig(board_set, firmware, kconfig) and strict:
+        raise click.exceptions.Exit(1)
+
+
+@click.command("new")
+@click.argument("board_dir", required=False, metavar="[MANUFACTURER/]BOARD")
+@click.option("--archetype", "archetype_name", help="Board shape (see --list).")
+@click.option("--list", "list_only", is_flag=True, help="List the archetypes and their settings, then exit.")
+@click.option("--target", default="esp32s3", show_default=True, help="IDF target.")
+@click.option("--type", "ota_type", help="OTA board type (default: the board name).")
+@click.option("--label", help="Kconfig menu label (English; an optional trailing CJK parenthetical).")
+@click.option("--symbol", help="Kconfig symbol, BOARD_TYPE_... (default: derived from the dir).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Answer one setting (pin, size...).")
+@click.option("--yes", "-y", is_flag=True, help="Take defaults for everything not given; never prompt.")
+@click.option("--force", is_flag=True, help="Overwrite an existing board file.")
+@click.option("--firmware", type=_FIRMWARE, help="Also generate the new board's files into this checkout.")
+@_BOARDS_DIR
+def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, target: str, ota_type: str | None,
+            label: str | None, symbol: str | None, settings: tuple[str, ...], yes: bool, force: bool,
+            firmware: Path | None, boards_dir: Path) -> None:
+    """Scaffold a board file from an archetype, asking for pins (or taking --set/--yes)."""
+    from xzbuild.codegen.archetypes import ARCHETYPES, archetype
+    from xzbuild.codegen.scaffold import NewBoard, check_dir, resolve_answers, write_board_file
+    from xzbuild.errors import UserError
+
+    if list_only:
+        for arch in ARCHETYPES.values():
+            click.echo(f"{arch.name}: {arch.summary}")
+            for q in arch.questions:
+                click.echo(f"    {q.key} = {q.default}  ({q.prompt})")
+        return
+    interactive = not yes and sys.stdin.isatty()
+    if board_dir is None:
+        if not interactive:
+            raise UserError("boards new: give the board as [manufacturer/]board (or run it in a terminal)")
+        board_dir = click.prompt("Board ([manufacturer/]board)")
+    check_dir(board_dir)
+    if archetype_name is None:
+        if not interactive:
+            raise UserError(f"boards new: give --archetype, one of {', '.join(ARCHETYPES)}")
+        archetype_name = click.prompt("Archetype", type=click.Choice(list(ARCHETYPES)))
+    arch = archetype(archetype_name)
+    given = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item}: expected KEY=VALUE")
+        given[key.strip()] = value.strip()
+
+    def ask(question: object) -> str:
+        return str(click.prompt(question.prompt, default=question.default))  # type: ignore[attr-defined]
+
+    answers = resolve_answers(arch, given, ask if interactive else None)
+    new = NewBoard(dir=board_dir, archetype=arch, target=target, type=ota_type or "", label=label or "",
+                   symbol=symbol or "", answers=answers)
+    path = write_board_file(boards_dir, new, force)
+    click.echo(f"wrote {path}", err=True)
+    if firmware is not None:
+        from xzbuild.codegen import writer
+        from xzbuild.codegen.plan import build_plan
+        from xzbuild.model import load_boards
+
+        written = writer.write_changed(build_plan(load_boards(boards_dir), firmware).files, firmware)
+        click.echo(f"generated {len(written)} changed files in {firmware}", err=True)
+    else:
+        click.echo("next: xzbuild boards check && xzbuild generate --firmware <checkout>", err=True)
+
+
+boards.add_command(new_cmd)
+boards.add_command(kconfig_check_cmd)
+
+COMMANDS = [generate]

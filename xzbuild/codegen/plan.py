@@ -1,0 +1,242 @@
+"""What ``xzbuild generate`` writes: every generated file's bytes, computed from the board model.
+
+The plan is pure data (relative path -> bytes); :mod:`xzbuild.codegen.writer` compares it with a tree,
+prints the drift, writes changed files or an overlay. Nothing here touches the disk except reading the
+firmware's current files (for splicing the two tables and keeping a config.json's hand whitespace).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
+from xzbuild.codegen.render import render, template_exists
+from xzbuild.codegen.tables import (
+    CMAKE_PATH,
+    KCONFIG_PATH,
+    BoardTypeRow,
+    render_cmake_table,
+    render_kconfig_defaults,
+    render_kconfig_entries,
+    splice_cmake,
+    splice_kconfig,
+)
+from xzbuild.errors import UserError
+
+if TYPE_CHECKING:
+    from xzbuild.model import Board, BoardSet
+
+BOARDS_DIR = "main/boards"
+# Without a firmware checkout (``--out`` alone) the table regions are written as standalone files.
+OVERLAY_TABLES = {"kconfig": "xzbuild/board-types.Kconfig", "cmake": "xzbuild/board-table.cmake"}
+
+
+@dataclass
+class Plan:
+    """Generated files (POSIX path relative to the firmware root -> bytes) and facts gathered on the way."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    # config.json whose hand whitespace was kept from the checkout because the model has no layout for it.
+    kept_layouts: list[str] = field(default_factory=list)
+    custom_sources: dict[str, list[str]] = field(default_factory=dict)
+
+
+def board_rows(board_set: BoardSet) -> list[BoardTypeRow]:
+    """One table row per BOARD_TYPE symbol, from the boards' Kconfig entries."""
+    conditions = _display_conditions(board_set)
+    rows = []
+    for board in board_set.boards:
+        for entry in board.kconfig:
+            models: list[tuple[str, str | None]] = []
+            for kind in ("oled", "lcd"):
+                cond = conditions.get((kind, entry.symbol))
+                if entry.display_model_choice == kind or cond is not None:
+                    models.append((kind, cond or None))
+            rows.append(
+                BoardTypeRow(
+                    symbol=entry.symbol,
+                    label=entry.label,
+                    target=entry.target,
+                    dir=board.dir,
+                    text_font=entry.text_font,
+                    icon_font=entry.icon_font,
+                    emoji_collection=entry.emoji_collection,
+                    emote_resolution=entry.emote_resolution,
+                    extra_cmake=dict(entry.extra_cmake),
+                    target_default=entry.target_default,
+                    device_aec=entry.device_aec,
+                    emote_style=entry.emote_style,
+                    display_models=tuple(models),
+                )
+            )
+    return rows
+
+
+def _display_conditions(board_set: BoardSet) -> dict[tuple[str, str], str]:
+    """(oled|lcd, symbol) -> extra condition for boards listed as ``(BOARD_TYPE_X && COND)``.
+
+    The model keeps one display-model choice per symbol; the board-private sub-choice that gates it
+    (``WK_ESP32S3_DEV_DISPLAY_OLED``) lives in the imported choice's ``depends_on`` text.
+    """
+    out: dict[tuple[str, str], str] = {}
+    for name, choice in getattr(board_set.firmware, "display_models", {}).items():
+        kind = "oled" if "OLED" in name.upper() else "lcd"
+        for m in re.finditer(r"\(\s*(BOARD_TYPE_\w+)\s*&&\s*([^)]*?)\s*\)", choice.depends_on or ""):
+            out[(kind, m.group(1))] = m.group(2)
+    return out
+
+
+def config_json_value(board: Board) -> dict[str, Any]:
+    """The config.json object in upstream key order (manufacturer and type first: CMake regex-reads them)."""
+    obj: dict[str, Any] = {}
+    if board.manufacturer:
+        obj["manufacturer"] = board.manufacturer
+    obj["type"] = board.type
+    obj["target"] = board.target
+    if board.preview:
+        obj["preview"] = True
+    builds = []
+    for variant in board.variants:
+        build: dict[str, Any] = {"name": variant.name}
+        if variant.legacy_names:
+            build["legacy_names"] = list(variant.legacy_names)
+        if variant.idf_version_text is not None:
+            build["idf_version"] = variant.idf_version_text
+        elif variant.idf_version is not None:
+            build["idf_version"] = str(variant.idf_version)
+        if variant.build_options:
+            build["build_options"] = dict(variant.build_options)
+        if getattr(variant, "has_sdkconfig_append", True) or variant.sdkconfig_append:
+            build["sdkconfig_append"] = list(variant.sdkconfig_append)
+        builds.append(build)
+    obj["builds"] = builds
+    return obj
+
+
+def config_json_text(board: Board, existing: str | None = None) -> tuple[str, bool]:
+    """config.json text; returns (text, kept) where ``kept`` says the checkout's whitespace was reused.
+
+    The board's own layout (``config_json_layout``) wins. Without one, a checkout file that differs from
+    the new content only in whitespace keeps its whitespace, so hand formatting survives regeneration.
+    """
+    value = config_json_value(board)
+    data = getattr(board, "config_json_layout", None)
+    if data:
+        return format_config_json(value, JsonLayout.from_data(data)), False
+    canonical = format_config_json(value)
+    if existing is not None and existing != canonical:
+        layout = derive_layout(existing, value)
+        if layout is not None:
+            return format_config_json(value, layout), True
+    return canonical, False
+
+
+def config_h_text(board: Board) -> str:
+    """config.h from the part emitters' item tree, with a banner and the board's include guard."""
+    from xzbuild.parts import emit_config_h
+    from xzbuild.parts.items import render_items
+
+    body = render_items(emit_config_h(board))
+    return render("config_h.j2", source=_board_file(board), body=body)
+
+
+def _board_file(board: Board) -> str:
+    try:
+        return board.path.relative_to(board.path.parents[len(Path(board.dir).parts)]).as_posix()
+    except (ValueError, IndexError):
+        return board.path.name
+
+
+def archetype_source_name(board: Board) -> str:
+    """File name of an archetype board's generated .cc (``<leaf>_board.cc``, C-identifier friendly)."""
+    leaf = re.sub(r"[^0-9A-Za-z]+", "_", board.dir.rsplit("/", 1)[-1]).strip("_").lower()
+    return f"{leaf}_board.cc"
+
+
+def archetype_source_text(board: Board) -> str:
+    """Render the board's archetype template (``templates/archetypes/<name>.cc.j2``)."""
+    from xzbuild.codegen.archetypes import source_context
+
+    template = f"archetypes/{board.sources}.cc.j2"
+    if not template_exists(template):
+        raise UserError(
+            f"sources: unknown archetype {board.sources!r}; use 'custom' or one of `xzbuild boards new --list`",
+            board.location("sources"),
+        )
+    return render(template, **source_context(board))
+
+
+def _read(root: Path | None, rel: str) -> str | None:
+    if root is None:
+        return None
+    try:
+        return (root / rel).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | None = None) -> Plan:
+    """All generated files for ``board_set`` (restricted to boards ``only``; the tables are always included)."""
+    plan = Plan()
+    boards = board_set.boards if not only else _select(board_set, only)
+    for board in boards:
+        base = f"{BOARDS_DIR}/{board.dir}"
+        if board.has_config_json:
+            rel = f"{base}/config.json"
+            text, kept = config_json_text(board, _read(firmware, rel))
+            plan.files[rel] = text.encode("utf-8")
+            if kept:
+                plan.kept_layouts.append(rel)
+        plan.files[f"{base}/config.h"] = config_h_text(board).encode("utf-8")
+        if board.sources == "custom":
+            if firmware is not None:
+                plan.custom_sources[board.dir] = _check_custom_sources(board, firmware / base)
+        else:
+            plan.files[f"{base}/{archetype_source_name(board)}"] = archetype_source_text(board).encode("utf-8")
+    rows = board_rows(board_set)
+    _check_unique(rows)
+    kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
+    if firmware is not None and (kconfig is None or cmake is None):
+        raise UserError(f"{firmware}: not a xiaozhi-esp32 checkout (no {KCONFIG_PATH} / {CMAKE_PATH})")
+    if kconfig is not None and cmake is not None:
+        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH).encode("utf-8")
+        plan.files[CMAKE_PATH] = splice_cmake(cmake, rows, CMAKE_PATH).encode("utf-8")
+    else:
+        kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows)
+        plan.files[OVERLAY_TABLES["kconfig"]] = kc.encode("utf-8")
+        plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows).encode("utf-8")
+    return plan
+
+
+def _select(board_set: BoardSet, names: list[str]) -> list[Board]:
+    picked: dict[str, Board] = {}
+    for name in names:
+        board = board_set.board(name)
+        picked[board.dir] = board
+    return [picked[d] for d in sorted(picked)]
+
+
+def _check_custom_sources(board: Board, directory: Path) -> list[str]:
+    """A custom board's hand-written sources must exist in the checkout (generate never writes them)."""
+    found = sorted(p.name for p in directory.glob("*.c*") if p.suffix in {".cc", ".c"}) if directory.is_dir() else []
+    if not found:
+        raise UserError(
+            f"board {board.dir} uses custom sources but {directory} has no .cc/.c file; "
+            "add the board sources or pick an archetype (sources: <archetype>)",
+            board.location("sources"),
+        )
+    return found
+
+
+def _check_unique(rows: list[BoardTypeRow]) -> None:
+    seen: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    for row in rows:
+        for key, table, what in ((row.symbol, seen, "Kconfig symbol"), (row.label, labels, "Kconfig label")):
+            if key in table and table[key] != row.dir:
+                raise UserError(f"{what} {key!r} is used by both {table[key]} and {row.dir}; make it unique")
+            table[key] = row.dir
+
