@@ -1,13 +1,179 @@
-"""`xzbuild boards ...`: check, list, show, schema, stats, import, new."""
+"""`xzbuild boards ...`: check, list, show, schema, stats, import (others add e.g. `new` via boards.add_command)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
+
+_BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
+                           show_default=True, help="Directory holding the board files.")
 
 
 @click.group("boards")
 def boards() -> None:
     """Board files: validate, list, inspect, import from upstream, scaffold new ones."""
+
+
+@boards.command("check")
+@_BOARDS_OPT
+def check_cmd(boards_dir: Path) -> None:
+    """Validate every board file and the cross-file rules; print board and variant counts."""
+    from xzbuild.model import load_boards
+
+    bs = load_boards(boards_dir)
+    for warning in bs.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    variants = bs.variants()
+    with_json = sum(1 for b in bs.boards if b.has_config_json)
+    click.echo(f"ok: {len(bs.boards)} board files ({with_json} with config.json), {len(variants)} variants "
+               f"({sum(1 for v in variants if v.chip_variant)} from P4/P4X pairs), "
+               f"{sum(len(b.kconfig) for b in bs.boards)} Kconfig symbols")
+
+
+@boards.command("list")
+@_BOARDS_OPT
+@click.option("--json", "as_json", is_flag=True, help="Print JSON records instead of a table.")
+@click.option("--idf", "idf_version", default=None, help="Only variants built for this ESP-IDF version.")
+def list_cmd(boards_dir: Path, as_json: bool, idf_version: str | None) -> None:
+    """List variants (board, name, full name, target, Kconfig symbol)."""
+    from xzbuild.model import load_boards
+
+    bs = load_boards(boards_dir)
+    variants = [v for v in bs.variants() if idf_version is None or v.supports_idf(idf_version)]
+    if as_json:
+        records = [{
+            "board": v.board.dir, "name": v.name, "full_name": v.full_name, "type": v.board.type,
+            "target": v.target, "config": v.kconfig.config if v.kconfig else None,
+            "display_name": v.kconfig.label if v.kconfig else None, "chip_variant": v.chip_variant,
+            "idf_version": v.idf_version_text, "flash_size": v.flash_size, "partition_table": v.partition_table,
+            "psram": v.psram, "wake_word_supported": v.wake_word_supported,
+        } for v in variants]
+        click.echo(json.dumps(records, ensure_ascii=False))
+        return
+    width = max((len(v.board.dir) for v in variants), default=5)
+    for v in variants:
+        symbol = v.kconfig.symbol if v.kconfig else "-"
+        click.echo(f"{v.board.dir:<{width}}  {v.full_name:<48} {v.target:<9} {symbol}")
+    click.echo(f"{len(variants)} variants of {len({v.board.dir for v in variants})} boards", err=True)
+
+
+@boards.command("show")
+@_BOARDS_OPT
+@click.argument("name")
+def show_cmd(boards_dir: Path, name: str) -> None:
+    """Show one board (by dir, e.g. waveshare/esp32-p4-nano) or the board of a variant name."""
+    from xzbuild.errors import UserError
+    from xzbuild.model import load_boards
+    from xzbuild.parts import emit_config_h, macro_instances
+
+    bs = load_boards(boards_dir)
+    try:
+        board = bs.board(name)
+    except UserError:
+        board = bs.variant(name).board
+    click.echo(f"board:        {board.dir}  ({board.path})")
+    click.echo(f"type:         {board.type}")
+    click.echo(f"manufacturer: {board.manufacturer or '-'}")
+    click.echo(f"target:       {board.target}{'  (preview)' if board.preview else ''}")
+    click.echo(f"sources:      {board.sources}{'' if board.has_config_json else '  (no config.json upstream)'}")
+    for k in board.kconfig:
+        click.echo(f"kconfig:      {k.symbol}  \"{k.label}\"  [{k.target}]")
+        size, bpp = k.font_size_bpp(bs.firmware.cmake_defaults.get("BUILTIN_TEXT_FONT", "font_noto_sans_basic_14_1"))
+        flags = [f for f in ("device_aec", "emote_style", "target_default") if getattr(k, f)]
+        click.echo(f"              text font {size}px/{bpp}bpp, emoji {k.emoji_collection or '-'}"
+                   f"{', ' + ', '.join(flags) if flags else ''}")
+    for v in board.variants:
+        extra = f" [{v.chip_variant}]" if v.chip_variant else ""
+        idf = f" idf {v.idf_version_text}" if v.idf_version_text else ""
+        click.echo(f"variant:      {v.name}{extra}{idf}  flash {v.flash_size}, {v.partition_table}, "
+                   f"psram {'yes' if v.psram else 'no'}, {v.kconfig.symbol if v.kconfig else '-'}")
+    for part, fields in board.hardware.items():
+        shown = ", ".join(f"{k}={val}" for k, val in fields.items() if k != "macros")
+        click.echo(f"hardware:     {part}: {shown}")
+    inst = macro_instances(board)
+    click.echo(f"config.h:     {len(inst)} macros, {sum(inst.values())} from structured fields")
+    del emit_config_h
+
+
+@boards.command("schema")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None, help="Write to a file.")
+def schema_cmd(output: Path | None) -> None:
+    """Print the JSON Schema of board files (yaml-language-server reads it via the files' modeline)."""
+    from xzbuild.model.schema import board_schema
+
+    text = json.dumps(board_schema(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from xzbuild.fsutil import write_if_changed
+
+        write_if_changed(output, text)
+        click.echo(f"wrote {output}", err=True)
+
+
+@boards.command("stats")
+@_BOARDS_OPT
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def stats_cmd(boards_dir: Path, as_json: bool) -> None:
+    """Counts, and the share of config.h macro instances carried by structured fields."""
+    from collections import Counter
+
+    from xzbuild.model import load_boards
+    from xzbuild.parts import macro_coverage
+
+    bs = load_boards(boards_dir)
+    variants = bs.variants()
+    structured, raw = macro_coverage(bs)
+    total = structured + raw
+    data = {
+        "boards": len(bs.boards),
+        "boards_with_config_json": sum(1 for b in bs.boards if b.has_config_json),
+        "variants": len(variants),
+        "kconfig_symbols": sum(len(b.kconfig) for b in bs.boards),
+        "variants_per_target": dict(sorted(Counter(v.target for v in variants).items())),
+        "macro_instances": total,
+        "macro_instances_structured": structured,
+        "macro_instances_raw": raw,
+        "structured_share": round(structured / total, 4) if total else 0.0,
+        "parts_used": dict(sorted(Counter(p for b in bs.boards for p in b.hardware).items())),
+    }
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for key, value in data.items():
+        click.echo(f"{key:<28} {value}")
+    click.echo(f"{'structured macro share':<28} {100 * structured / max(total, 1):.1f}% "
+               f"({structured} of {total} macro instances)")
+
+
+@boards.command("import")
+@click.option("--firmware", type=click.Path(path_type=Path, exists=True, file_okay=False), required=True,
+              help="A xiaozhi-esp32 checkout.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("boards"), show_default=True,
+              help="Where to write the board files.")
+def import_cmd(firmware: Path, out: Path) -> None:
+    """Import every board of an upstream checkout; reports everything it could not place."""
+    from xzbuild.importer import import_firmware
+
+    report = import_firmware(firmware, out)
+    click.echo(f"imported {report.boards} board dirs, {report.variants} builds from {firmware}"
+               f" ({report.upstream_commit or 'unknown commit'})")
+    click.echo(f"wrote {len(report.written)} changed files, removed {len(report.removed)} stale files")
+    sections = [
+        ("board dirs without config.json", report.no_config_json),
+        ("config.json files with empty builds", report.empty_builds),
+        ("orphan dirs (no Kconfig/CMake entry)", report.orphan_dirs),
+        ("Kconfig symbols no variant selects", report.unselected_symbols),
+        ("Kconfig symbols selected only by IDF-gated variants", report.version_gated_symbols),
+        ("other problems", report.problems),
+    ]
+    for title, items in sections:
+        if items:
+            click.echo(f"{title} ({len(items)}):")
+            for item in items:
+                click.echo(f"  {item}")
 
 
 COMMANDS = [boards]

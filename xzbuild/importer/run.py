@@ -1,0 +1,284 @@
+"""``import_firmware``: read an upstream xiaozhi-esp32 checkout and write one YAML per board dir."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import write_if_changed
+from xzbuild.importer.boarddata import facts_to_yaml, items_to_yaml, kconfig_to_yaml, variants_to_yaml
+from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
+from xzbuild.importer.configh import parse_config_h
+from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
+from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
+from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
+from xzbuild.model.firmware import FIRMWARE_FILE
+from xzbuild.model.types import KconfigEntry
+
+TARGET_LAYERS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
+
+
+@dataclass
+class ImportReport:
+    """What the import did and everything it could not place (nothing is dropped silently)."""
+
+    boards: int = 0
+    variants: int = 0
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    no_config_json: list[str] = field(default_factory=list)
+    empty_builds: list[str] = field(default_factory=list)
+    orphan_dirs: list[str] = field(default_factory=list)
+    unselected_symbols: list[str] = field(default_factory=list)
+    version_gated_symbols: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    upstream_commit: str = ""
+
+
+def _git(firmware: Path, *args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(firmware), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def find_board_dirs(boards_root: Path) -> list[str]:
+    """Dirs under main/boards (except common) holding config.h, config.json or sources; 1 or 2 levels deep."""
+    found = []
+    for path in sorted(boards_root.rglob("*")):
+        if not path.is_dir():
+            continue
+        rel = path.relative_to(boards_root).as_posix()
+        if rel.split("/")[0] == "common" or rel.count("/") > 1:
+            continue
+        if (path / "config.json").exists() or (path / "config.h").exists() or any(path.glob("*.cc")):
+            found.append(rel)
+    return found
+
+
+def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str, str]],
+             blocks: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> dict[str, tuple[str, KconfigEntry]]:
+    """symbol → (board dir, KconfigEntry), in CMake chain order."""
+    by_symbol = {e.symbol: e for e in kf.entries}
+    aec = set(kf.global_lists.get("USE_DEVICE_AEC", []))
+    emote = set(kf.global_lists.get("USE_EMOTE_MESSAGE_STYLE", []))
+    defaults = set(kf.target_defaults.values())
+    dynamic, optional = camera
+    out: dict[str, tuple[str, KconfigEntry]] = {}
+    for br in cf.branches:
+        ke = by_symbol.get(br.symbol)
+        board_dir = unquote(br.variables.get("BOARD_DIR", ""))
+        if ke is None:
+            continue
+        entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target)
+        extra = dict(br.variables)
+        extra.pop("BOARD_DIR", None)
+        for var, attr in (("BUILTIN_TEXT_FONT", "text_font"), ("BUILTIN_ICON_FONT", "icon_font"),
+                          ("DEFAULT_EMOJI_COLLECTION", "emoji_collection"), ("EMOTE_RESOLUTION", "emote_resolution")):
+            if var in extra:
+                setattr(entry, attr, unquote(extra.pop(var)))
+        entry.extra_cmake = extra
+        entry.device_aec = br.symbol in aec
+        entry.emote_style = br.symbol in emote
+        for kind in ("oled", "lcd"):
+            model = kf.display_models.get(kind)
+            if model and br.symbol in model["symbols"]:  # type: ignore[operator]
+                entry.display_model_choice = kind
+                break
+        entry.target_default = br.symbol in defaults
+        entry.kconfig_extra = [str(b["name"]) for b in blocks if br.symbol in b["symbols"]]
+        entry.cmake_hooks = [c for h in hooks if br.symbol in h["symbols"] for c in h["components"]]
+        entry.camera_mirror_dynamic = br.symbol in dynamic
+        entry.camera_enable_symbol = optional.get(br.symbol)
+        out[br.symbol] = (board_dir, entry)
+    return out
+
+
+def import_firmware(firmware: Path, out: Path) -> ImportReport:
+    """Import every board of the upstream checkout ``firmware`` into ``out``; returns the report."""
+    main = firmware / "main"
+    boards_root = main / "boards"
+    if not boards_root.is_dir():
+        raise UserError("not a xiaozhi-esp32 checkout (no main/boards); pass --firmware <checkout>",
+                        Location(str(firmware)))
+    report = ImportReport(upstream_commit=_git(firmware, "rev-parse", "HEAD"))
+    kf = parse_kconfig((main / "Kconfig.projbuild").read_text(encoding="utf-8"))
+    cf = parse_cmake((main / "CMakeLists.txt").read_text(encoding="utf-8"))
+    report.problems += kf.problems + cf.problems
+    camera = build_py_constants(firmware / "scripts" / "build.py")
+    hooks = [dict(h) for h in cf.hooks]
+    entries = _entries(kf, cf, camera, kf.private_blocks, hooks)
+
+    kconfig_syms = [e.symbol for e in kf.entries]
+    chain_syms = [b.symbol for b in cf.branches]
+    for sym in sorted(set(kconfig_syms) - set(chain_syms)):
+        report.problems.append(f"Kconfig symbol {sym} has no CMake chain branch; not attached to any board")
+    for sym in sorted(set(chain_syms) - set(kconfig_syms)):
+        report.problems.append(f"CMake branch {sym} has no Kconfig entry; not attached to any board")
+
+    dirs = find_board_dirs(boards_root)
+    for board_dir, _entry in entries.values():
+        if board_dir not in dirs:
+            report.problems.append(f"CMake chain points at missing board dir {board_dir!r}")
+
+    written: set[Path] = set()
+    for board_dir in dirs:
+        data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report)
+        path = out / f"{board_dir}.yaml"
+        if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
+            report.written.append(str(path))
+        written.add(path.resolve())
+        report.boards += 1
+        report.variants += n_variants
+
+    _unselected(firmware, entries, report)
+    fw = _firmware_yaml(firmware, kf, cf, report, hooks)
+    fw_path = out / FIRMWARE_FILE
+    if write_if_changed(fw_path, dump_yaml(fw)):
+        report.written.append(str(fw_path))
+    from xzbuild.model.schema import board_schema
+
+    schema_path = out / SCHEMA_FILE
+    if write_if_changed(schema_path, json.dumps(board_schema(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"):
+        report.written.append(str(schema_path))
+    readme = out / "README.md"
+    if write_if_changed(readme, _readme(report, _git(firmware, "log", "-1", "--format=%cs"))):
+        report.written.append(str(readme))
+    from xzbuild.model.loader import board_files
+
+    for stale in board_files(out):
+        if stale.resolve() not in written:
+            stale.unlink()
+            report.removed.append(str(stale))
+    return report
+
+
+def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
+                report: ImportReport) -> tuple[dict[str, Any], int]:
+    mine = [e for d, e in entries.values() if d == board_dir]
+    cfg_path = path / "config.json"
+    data: dict[str, Any] = {}
+    builds: list[dict[str, Any]] = []
+    if cfg_path.is_file():
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        data["type"] = cfg["type"]
+        if "manufacturer" in cfg:
+            data["manufacturer"] = cfg["manufacturer"].strip()
+        data["target"] = cfg["target"]
+        if "preview" in cfg:
+            data["preview"] = cfg["preview"]
+        builds = list(cfg.get("builds", []))
+        if not builds:
+            report.empty_builds.append(board_dir)
+        unknown = sorted(set(cfg) - {"type", "manufacturer", "target", "preview", "builds"})
+        if unknown:
+            report.problems.append(f"{board_dir}/config.json: keys {unknown} are not modelled and were not imported")
+    else:
+        report.no_config_json.append(board_dir)
+        data["type"] = board_dir.replace("/", "-")
+        if "/" in board_dir:
+            data["manufacturer"] = board_dir.split("/")[0]
+        target = mine[0].target if mine else guess_target(path)
+        if not mine:
+            report.orphan_dirs.append(board_dir)
+            report.problems.append(f"{board_dir}: no config.json and no Kconfig/CMake entry; target "
+                                   f"{target!r} guessed from its sources")
+        data["target"] = target or "esp32s3"
+        data["config_json"] = False
+    data["sources"] = "custom"
+    data["source_facts"] = facts_to_yaml(source_facts(path))
+    if mine:
+        data["kconfig"] = [kconfig_to_yaml(e) for e in mine]
+    variants = variants_to_yaml(builds, data["target"])
+    if variants:
+        data["variants"] = variants
+    header = path / "config.h"
+    if header.is_file():
+        display = f"main/boards/{board_dir}/config.h"
+        parsed = parse_config_h(header.read_text(encoding="utf-8", errors="replace"), display)
+        from xzbuild.importer.structure import structure_header
+
+        hardware, items = structure_header(parsed.items)
+        if hardware:
+            data["hardware"] = hardware
+        if parsed.guard:
+            data["config_h_guard"] = parsed.guard
+        data["config_h"] = items_to_yaml(items)
+    return data, len(builds)
+
+
+def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], report: ImportReport) -> None:
+    """Kconfig symbols that no variant selects (at any IDF version / only at some)."""
+    from xzbuild.model.naming import resolve_symbol
+
+    known = set(entries)
+    selected_any: set[str] = set()
+    selected_ungated: set[str] = set()
+    for cfg_path in sorted((firmware / "main" / "boards").rglob("config.json")):
+        board_dir = cfg_path.parent.relative_to(firmware / "main" / "boards").as_posix()
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        candidates = [(s, e.target) for s, (d, e) in entries.items() if d == board_dir]
+        for build in cfg.get("builds", []):
+            explicit = [line.split("=")[0].removeprefix("CONFIG_") for line in build.get("sdkconfig_append", [])
+                        if line.startswith("CONFIG_BOARD_TYPE_") and line.endswith("=y")]
+            sym, _ = resolve_symbol(build["name"], cfg["target"], explicit, candidates, known)
+            if sym:
+                selected_any.add(sym)
+                if "idf_version" not in build:
+                    selected_ungated.add(sym)
+    report.unselected_symbols = sorted(known - selected_any)
+    report.version_gated_symbols = sorted(selected_any - selected_ungated)
+
+
+def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: ImportReport,
+                   hooks: list[dict[str, Any]]) -> dict[str, Any]:
+    layers = {"base": sdkconfig_layer(firmware / "sdkconfig.defaults")}
+    for target in TARGET_LAYERS:
+        layer = sdkconfig_layer(firmware / f"sdkconfig.defaults.{target}")
+        if layer:
+            layers[target] = layer
+    project_ver = ""
+    root_cmake = firmware / "CMakeLists.txt"
+    if root_cmake.is_file():
+        for line in root_cmake.read_text(encoding="utf-8").splitlines():
+            if line.startswith("set(PROJECT_VER"):
+                project_ver = line.split(None, 1)[1].rstrip(")").strip().strip('"')
+                break
+    models = {k: {key: v[key] for key in ("choice", "default", "depends_on", "entries")}
+              for k, v in kf.display_models.items()}
+    return {
+        "upstream_commit": report.upstream_commit,
+        "project_ver": project_ver,
+        "sdkconfig_defaults": layers,
+        "board_choice_defaults": dict(kf.target_defaults),
+        "display_models": models,
+        "global_lists": {k: list(v) for k, v in sorted(kf.global_lists.items())},
+        "kconfig_blocks": kf.private_blocks,
+        "cmake_defaults": dict(cf.defaults),
+        "cmake_hooks": hooks,
+        "kconfig_order": [e.symbol for e in kf.entries],
+        "cmake_order": [b.symbol for b in cf.branches],
+        "locales": [{"symbol": s, "dir": d} for s, d in cf.locales],
+    }
+
+
+def _readme(report: ImportReport, date: str) -> str:
+    commit = report.upstream_commit or "unknown (not a git checkout)"
+    return f"""# Board files
+
+One YAML file per upstream `main/boards/<dir>/` (`<manufacturer>/<board>.yaml` or `<board>.yaml`), read only
+through `xzbuild.model.load_boards()`; see `docs/board-model.md`. `_firmware.yaml` holds firmware-global facts
+(sdkconfig default layers, global Kconfig lists, chain order) and `board.schema.json` is the JSON Schema the
+files' `yaml-language-server` modeline points at. `partitions/` is maintained separately.
+
+Imported from xiaozhi-esp32 commit `{commit}` ({date or "date unknown"}) with
+
+    xzbuild boards import --firmware <xiaozhi-esp32 checkout> --out boards/
+
+Re-running the import on the same checkout leaves these files unchanged. Validate with `xzbuild boards check`.
+"""

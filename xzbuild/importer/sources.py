@@ -1,0 +1,75 @@
+"""Facts upstream build.py derives from board sources and from its own constant tables."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from xzbuild.model.types import SourceFacts
+
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
+
+
+def board_source_text(board_dir: Path) -> str:
+    """All C/C++ sources of the dir, recursively, in path order (as upstream ``_board_source_text``)."""
+    parts = [p.read_text(encoding="utf-8", errors="replace")
+             for p in sorted(board_dir.rglob("*")) if p.suffix in SOURCE_SUFFIXES and p.is_file()]
+    return "\n".join(parts)
+
+
+def source_facts(board_dir: Path) -> SourceFacts:
+    """LcdDisplay use (display_style offered), WifiBoard (wifi_provisioning), common camera (mirror options)."""
+    text = board_source_text(board_dir)
+    return SourceFacts(
+        lcd_display=bool(re.search(r"\b[A-Za-z0-9_]*LcdDisplay\b", text)),
+        wifi_board="wifi_board.h" in text or bool(re.search(r"\bWifiBoard\b", text)),
+        camera="new Esp32Camera" in text or "new EspVideo" in text,
+    )
+
+
+def guess_target(board_dir: Path) -> str | None:
+    """For dirs with no config.json and no Kconfig entry: the target the sources mention most."""
+    for token, target in (("s31", "esp32s31"), ("p4", "esp32p4"), ("s3", "esp32s3"), ("c3", "esp32c3"),
+                          ("c5", "esp32c5"), ("c6", "esp32c6")):
+        if token in re.split(r"[^a-z0-9]+", board_dir.name.lower()):
+            return target
+    text = board_source_text(board_dir).lower()
+    counts = {t: len(re.findall(rf"\b{t}\b", text)) for t in ("esp32s3", "esp32p4", "esp32c3", "esp32c5",
+                                                             "esp32c6", "esp32s31")}
+    best = max(counts, key=lambda t: counts[t])
+    return best if counts[best] else None
+
+
+def build_py_constants(build_py: Path) -> tuple[set[str], dict[str, str]]:
+    """``_DYNAMIC_CAMERA_MIRROR_BOARD_CONFIGS`` and ``_OPTIONAL_CAMERA_ENABLE_SYMBOLS`` from scripts/build.py."""
+    dynamic: set[str] = set()
+    optional: dict[str, str] = {}
+    if not build_py.is_file():
+        return dynamic, optional
+    tree = ast.parse(build_py.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if name == "_DYNAMIC_CAMERA_MIRROR_BOARD_CONFIGS":
+                dynamic = {str(v).removeprefix("CONFIG_") for v in value}
+            elif name == "_OPTIONAL_CAMERA_ENABLE_SYMBOLS":
+                optional = {str(k).removeprefix("CONFIG_"): str(v) for k, v in value.items()}
+    return dynamic, optional
+
+
+def sdkconfig_layer(path: Path) -> dict[str, str]:
+    """``CONFIG_X=value`` lines of a sdkconfig.defaults file (key without CONFIG_, value verbatim)."""
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("CONFIG_") and "=" in line:
+            key, value = line.split("=", 1)
+            out[key[len("CONFIG_"):]] = value
+    return out

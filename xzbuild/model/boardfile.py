@@ -1,0 +1,252 @@
+"""Turn one board YAML document into a typed Board (per-file checks; cross-file rules live in validate)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from xzbuild.model.check import Checker, describe
+from xzbuild.model.naming import IDENT_RE, TARGETS
+from xzbuild.model.types import (
+    P4_REV_LESS_V3_LINES,
+    Board,
+    KconfigEntry,
+    SourceFacts,
+    Variant,
+    parse_idf_spec,
+)
+from xzbuild.model.yamlmarks import MarkedDoc, join
+from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw
+
+BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
+              "variants", "hardware", "config_h_guard", "config_h"]
+KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
+                "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
+                "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
+VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "p4x"]
+P4X_KEYS = ["name", "legacy_names", "idf_version"]
+FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
+SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
+MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checker]:
+    """Build the Board for ``doc``; returns (None, checker) when the file is unusable."""
+    ck = Checker(doc)
+    data = ck.mapping(doc.data, "", BOARD_KEYS, required=["type", "target"])
+    if not data and not isinstance(doc.data, dict):
+        return None, ck
+    board = Board(dir=board_dir, path=doc.path, type="", target="", doc=doc)
+    board.type = ck.typed(data.get("type"), "type", str) or ""
+    board.target = ck.typed(data.get("target"), "target", str) or ""
+    if board.target and board.target not in TARGETS:
+        ck.error("target", f"unknown target {describe(board.target)}; use one of {', '.join(TARGETS)}")
+    if "manufacturer" in data:
+        board.manufacturer = ck.typed(data["manufacturer"], "manufacturer", str)
+    board.preview = bool(ck.typed(data.get("preview", False), "preview", bool))
+    board.has_config_json = bool(ck.typed(data.get("config_json", True), "config_json", bool))
+    board.sources = ck.typed(data.get("sources", "custom"), "sources", str) or "custom"
+    if "source_facts" in data:
+        facts = ck.mapping(data["source_facts"], "source_facts", FACT_KEYS)
+        board.source_facts = SourceFacts(
+            **{k: bool(ck.typed(v, join("source_facts", k), bool)) for k, v in facts.items()}
+        )
+    for i, raw in enumerate(_list(ck, data.get("kconfig", []), "kconfig")):
+        entry = _kconfig_entry(ck, raw, join("kconfig", i))
+        if entry:
+            board.kconfig.append(entry)
+    if "hardware" in data:
+        from xzbuild.parts import check_hardware
+
+        board.hardware = check_hardware(ck, data["hardware"], "hardware")
+    if "config_h_guard" in data:
+        board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
+    board.config_h = _items(ck, data.get("config_h", []), "config_h")
+    for i, raw in enumerate(_list(ck, data.get("variants", []), "variants")):
+        board.variants.extend(_variants(ck, board, raw, join("variants", i)))
+    for index, variant in enumerate(board.variants):
+        variant.index = index
+    return board, ck
+
+
+def _list(ck: Checker, value: Any, path: str) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    ck.error(path, f"expected a list, got {describe(value)}")
+    return []
+
+
+def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
+    data = ck.mapping(raw, path, KCONFIG_KEYS, required=["symbol", "label", "target"])
+    if not data:
+        return None
+    symbol = ck.typed(data.get("symbol"), join(path, "symbol"), str) or ""
+    label = ck.typed(data.get("label"), join(path, "label"), str) or ""
+    target = ck.typed(data.get("target"), join(path, "target"), str) or ""
+    entry = KconfigEntry(symbol=symbol, label=label, target=target)
+    for key in ("text_font", "icon_font", "emoji_collection", "emote_resolution", "camera_enable_symbol"):
+        if key in data:
+            setattr(entry, key, ck.typed(data[key], join(path, key), str, optional=True))
+    if "display_model" in data:
+        value = ck.typed(data["display_model"], join(path, "display_model"), str, optional=True)
+        if value not in (None, "oled", "lcd"):
+            ck.error(join(path, "display_model"), f"expected 'oled' or 'lcd', got {describe(value)}")
+        entry.display_model_choice = value
+    for key in ("device_aec", "emote_style", "target_default", "camera_mirror_dynamic"):
+        if key in data:
+            setattr(entry, key, bool(ck.typed(data[key], join(path, key), bool)))
+    for key in ("kconfig_extra", "cmake_hooks"):
+        if key in data:
+            setattr(entry, key, ck.string_list(data[key], join(path, key)))
+    if "extra_cmake" in data:
+        extra = data["extra_cmake"]
+        if isinstance(extra, dict):
+            entry.extra_cmake = {str(k): v for k, v in extra.items() if ck.typed(v, join(path, f"extra_cmake.{k}"), str)}
+        else:
+            ck.error(join(path, "extra_cmake"), f"expected a mapping of CMake variable to value, got {describe(extra)}")
+    return entry
+
+
+def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
+    if not isinstance(raw, dict):
+        ck.error(path, f"expected a mapping of Kconfig key (without CONFIG_) to value, got {describe(raw)}")
+        return []
+    lines = []
+    for key, value in raw.items():
+        sub = join(path, str(key))
+        if not isinstance(key, str) or not SDK_KEY_RE.match(key):
+            ck.error(sub, "Kconfig keys are letters, digits and '_' (write them without CONFIG_)", key=True)
+            continue
+        if key.startswith("CONFIG_"):
+            ck.error(sub, "write the key without the CONFIG_ prefix", key=True)
+            continue
+        if isinstance(value, bool):
+            ck.error(sub, f"got {describe(value)}; write Kconfig booleans as the strings 'y' or 'n'")
+            continue
+        if isinstance(value, int):
+            value = str(value)
+        if not isinstance(value, str):
+            ck.error(sub, f"expected a string value, got {describe(value)}")
+            continue
+        lines.append(f"CONFIG_{key}={value}")
+    return lines
+
+
+def _idf(ck: Checker, raw: Any, path: str) -> tuple[Any, str | None]:
+    text = ck.typed(raw, path, str, optional=True)
+    if text is None:
+        return None, None
+    try:
+        return parse_idf_spec(text), text
+    except ValueError as exc:
+        ck.error(path, f"invalid ESP-IDF version expression {describe(text)}: {exc}")
+        return None, None
+
+
+def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
+    data = ck.mapping(raw, path, VARIANT_KEYS, required=["name"])
+    if not data:
+        return []
+    name = ck.typed(data.get("name"), join(path, "name"), str) or ""
+    spec, spec_text = _idf(ck, data.get("idf_version"), join(path, "idf_version"))
+    legacy = ck.string_list(data["legacy_names"], join(path, "legacy_names")) if "legacy_names" in data else []
+    options = data.get("build_options", {})
+    if not isinstance(options, dict):
+        ck.error(join(path, "build_options"), f"expected a mapping, got {describe(options)}")
+        options = {}
+    for key, value in options.items():
+        if not isinstance(value, (bool, str)):
+            ck.error(join(path, f"build_options.{key}"), f"expected true/false or a choice string, got {describe(value)}")
+    has_append = "sdkconfig" in data
+    lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if has_append else []
+    base = Variant(board=board, kconfig=None, name=name, target=board.target, index=0, legacy_names=legacy,
+                   idf_version=spec, idf_version_text=spec_text, sdkconfig_append=lines,
+                   has_sdkconfig_append=has_append, build_options=dict(options), path_key=path)
+    if "p4x" not in data:
+        return [base]
+    pair = ck.mapping(data["p4x"], join(path, "p4x"), P4X_KEYS, required=["name"])
+    if board.target and board.target != "esp32p4":
+        ck.error(join(path, "p4x"), f"a P4/P4X pair needs target esp32p4, the board targets {board.target}")
+    base.chip_variant = "p4"
+    base.sdkconfig_append = lines + list(P4_REV_LESS_V3_LINES)
+    x_spec, x_text = (spec, spec_text)
+    if "idf_version" in pair:
+        x_spec, x_text = _idf(ck, pair["idf_version"], join(path, "p4x.idf_version"))
+    twin = Variant(board=board, kconfig=None, name=ck.typed(pair.get("name"), join(path, "p4x.name"), str) or "",
+                   target=board.target, index=0,
+                   legacy_names=ck.string_list(pair["legacy_names"], join(path, "p4x.legacy_names"))
+                   if "legacy_names" in pair else [],
+                   idf_version=x_spec, idf_version_text=x_text, sdkconfig_append=list(lines),
+                   has_sdkconfig_append=has_append, build_options=dict(options), chip_variant="p4x",
+                   path_key=join(path, "p4x"))
+    return [base, twin]
+
+
+def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
+    """The config.h item tree as stored in YAML (``define``/``include``/``raw``/``branches``/``hardware``)."""
+    out: list[Item] = []
+    for i, item in enumerate(_list(ck, raw, path)):
+        sub = join(path, i)
+        if item == "hardware":
+            out.append(HardwareSlot(None))
+            continue
+        if not isinstance(item, dict) or len(item) == 0:
+            ck.error(sub, f"expected a config.h item (define/include/raw/branches/hardware), got {describe(item)}")
+            continue
+        kind = next(iter(item))
+        if kind == "define":
+            data = ck.mapping(item, sub, ["define", "value", "comment", "params"])
+            name = ck.typed(data.get("define"), join(sub, "define"), str)
+            if name and not MACRO_RE.match(name):
+                ck.error(join(sub, "define"), f"{describe(name)} is not a C macro name")
+            value = data.get("value", "")
+            if isinstance(value, (int, bool)) and not isinstance(value, bool):
+                value = str(value)
+            value = ck.typed(value, join(sub, "value"), str) or ""
+            comment = ck.typed(data.get("comment"), join(sub, "comment"), str, optional=True)
+            params = ck.typed(data.get("params"), join(sub, "params"), str, optional=True)
+            if name:
+                out.append(Define(name, value, comment, params))
+        elif kind in ("include", "raw"):
+            ck.mapping(item, sub, [kind])
+            text = ck.typed(item[kind], join(sub, kind), str)
+            if text is not None:
+                out.append(Include(text) if kind == "include" else Raw(text))
+        elif kind == "branches":
+            ck.mapping(item, sub, ["branches"])
+            branches: list[tuple[str | None, list[Item]]] = []
+            for j, branch in enumerate(_list(ck, item["branches"], join(sub, "branches"))):
+                bpath = join(sub, f"branches.{j}")
+                bdata = ck.mapping(branch, bpath, ["when", "items"], required=["when"])
+                when = ck.typed(bdata.get("when"), join(bpath, "when"), str)
+                if when is None:
+                    continue
+                first = j == 0
+                word = when.split(" ", 1)[0]
+                if (first and word not in ("if", "ifdef", "ifndef")) or (not first and word not in ("elif", "else")):
+                    expect = "if/ifdef/ifndef" if first else "elif/else"
+                    ck.error(join(bpath, "when"), f"expected a condition starting with {expect}, got {describe(when)}")
+                    continue
+                branches.append((None if when == "else" else when, _items(ck, bdata.get("items", []), join(bpath, "items"))))
+            if branches:
+                out.append(Conditional(branches))
+        elif kind == "hardware":
+            from xzbuild.parts import check_hardware
+
+            ck.mapping(item, sub, ["hardware"])
+            out.append(HardwareSlot(check_hardware(ck, item["hardware"], join(sub, "hardware"))))
+        else:
+            ck.error(sub, f"unknown config.h item '{kind}'; use define, include, raw, branches or hardware", key=True)
+    return out
+
+
+def is_valid_ident(text: str) -> bool:
+    """``^[a-z0-9.-]+$`` (type and variant names)."""
+    return bool(IDENT_RE.match(text))
+
+
+def board_dir_for(root: Path, path: Path) -> str:
+    """``boards/waveshare/esp32-p4-nano.yaml`` → ``waveshare/esp32-p4-nano``."""
+    rel = path.relative_to(root).as_posix()
+    return rel[: -len(".yaml")] if rel.endswith(".yaml") else rel

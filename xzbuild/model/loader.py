@@ -1,0 +1,159 @@
+"""``load_boards(root)``: read every board file and the firmware facts, resolve variants, validate."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xzbuild.errors import Location, UserError, UserErrors
+from xzbuild.model.boardfile import board_dir_for, board_from_doc
+from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
+from xzbuild.model.naming import resolve_symbol
+from xzbuild.model.types import Board, FirmwareFacts, Variant
+from xzbuild.model.yamlmarks import load_marked
+
+# Directories under boards/ that hold other data (partition tables belong to the partitions work).
+SKIPPED_DIRS = {"partitions"}
+
+
+@dataclass
+class BoardSet:
+    """Every board file under ``root`` plus the firmware-global facts, already validated."""
+
+    root: Path
+    boards: list[Board]
+    firmware: FirmwareFacts
+    warnings: list[str] = field(default_factory=list)
+
+    def board(self, name: str) -> Board:
+        """The board whose dir is ``name``; a UserError with "did you mean" otherwise."""
+        for board in self.boards:
+            if board.dir == name:
+                return board
+        dirs = [b.dir for b in self.boards]
+        close = difflib.get_close_matches(name, dirs, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see board dirs"
+        raise UserError(f"unknown board '{name}'; {hint}")
+
+    def variants(self) -> list[Variant]:
+        """Every variant of every board, sorted by (board dir, name); P4/P4X pairs expanded; not IDF-filtered."""
+        return sorted((v for b in self.boards for v in b.variants), key=lambda v: (v.board.dir, v.name))
+
+    def variant(self, name: str) -> Variant:
+        """The variant called ``name`` (or whose full_name is ``name``)."""
+        for v in self.variants():
+            if name in (v.name, v.full_name):
+                return v
+        names = [v.name for v in self.variants()]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see variants"
+        raise UserError(f"unknown variant '{name}'; {hint}")
+
+
+def board_files(root: Path) -> list[Path]:
+    """``<root>/*.yaml`` and ``<root>/<manufacturer>/*.yaml``, skipping ``_*`` files and data dirs."""
+    files = [p for p in root.glob("*.yaml") if not p.name.startswith("_")]
+    for sub in sorted(root.iterdir()) if root.is_dir() else []:
+        if sub.is_dir() and not sub.name.startswith((".", "_")) and sub.name not in SKIPPED_DIRS:
+            files.extend(p for p in sub.glob("*.yaml") if not p.name.startswith("_"))
+    return sorted(files)
+
+
+def _display(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def load_boards(root: Path, validate: bool = True) -> BoardSet:
+    """Load and validate ``root`` (usually ``boards/``). Raises UserErrors listing every problem."""
+    root = Path(root)
+    if not root.is_dir():
+        raise UserError(f"board directory {root} not found; pass --boards or run from the repository root")
+    errors: list[UserError] = []
+    fw_path = root / FIRMWARE_FILE
+    firmware = FirmwareFacts()
+    if fw_path.is_file():
+        try:
+            fw_doc = load_marked(fw_path, _display(root, fw_path))
+            firmware, fck = firmware_from_doc(fw_doc)
+            errors.extend(fck.errors)
+        except UserError as exc:
+            errors.append(exc)
+    else:
+        errors.append(UserError(f"missing {FIRMWARE_FILE} (firmware-global facts); run `xzbuild boards import`",
+                                Location(_display(root, fw_path))))
+    boards: list[Board] = []
+    for path in board_files(root):
+        try:
+            doc = load_marked(path, _display(root, path))
+        except UserError as exc:
+            errors.append(exc)
+            continue
+        board, ck = board_from_doc(doc, board_dir_for(root, path))
+        errors.extend(ck.errors)
+        if board is not None:
+            boards.append(board)
+    boards.sort(key=lambda b: b.dir)
+    bs = BoardSet(root=root, boards=boards, firmware=firmware)
+    _resolve(bs, errors)
+    if validate:
+        from xzbuild.model.validate import validate_board_set
+
+        errors.extend(validate_board_set(bs))
+    if errors:
+        raise UserErrors(_sorted_errors(errors))
+    return bs
+
+
+def _sorted_errors(errors: list[UserError]) -> list[UserError]:
+    def key(e: UserError) -> tuple[str, int, int, str]:
+        loc = e.location
+        return (loc.path, loc.line, loc.column, e.message) if loc else ("", 0, 0, e.message)
+
+    unique = {str(e): e for e in errors}
+    return sorted(unique.values(), key=key)
+
+
+_BOARD_LINE = re.compile(r"^CONFIG_(BOARD_TYPE_[A-Za-z0-9_]+)=y$")
+
+
+def _resolve(bs: BoardSet, errors: list[UserError]) -> None:
+    """Attach each variant's Kconfig entry (upstream ``_resolve_board_config``) and effective sdkconfig."""
+    known = {k.symbol for b in bs.boards for k in b.kconfig}
+    for board in bs.boards:
+        candidates = [(k.symbol, k.target) for k in board.kconfig]
+        for v in board.variants:
+            explicit = [m.group(1) for line in v.sdkconfig_append if (m := _BOARD_LINE.match(line.strip()))]
+            symbol, problem = resolve_symbol(v.name, v.target, explicit, candidates, known)
+            if symbol is None:
+                errors.append(UserError(f"{v.path_key}: {problem}", v.location()))
+            else:
+                v.kconfig = next((k for b in bs.boards for k in b.kconfig if k.symbol == symbol), None)
+                if problem:
+                    bs.warnings.append(f"{v.location()}: {v.name}: {problem}")
+            _effective(bs.firmware, v)
+
+
+def _effective(fw: FirmwareFacts, v: Variant) -> None:
+    """Layer sdkconfig.defaults, .<target> and the append; derive flash size, partition table, PSRAM."""
+    merged: dict[str, str] = {}
+    flash = None
+    layers = [fw.sdkconfig_defaults.get("base", {}), fw.sdkconfig_defaults.get(v.target, {})]
+    pairs = [(f"CONFIG_{k}", val) for layer in layers for k, val in layer.items()]
+    pairs += [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]  # type: ignore[misc]
+    for key, val in pairs:
+        merged[key] = val
+        m = re.fullmatch(r"CONFIG_ESPTOOLPY_FLASHSIZE_(\d+MB)", key)
+        if m and val == "y":
+            flash = m.group(1)
+    v.effective_sdkconfig = merged
+    if flash:
+        v.flash_size = flash
+    table = merged.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME")
+    if table:
+        v.partition_table = table.strip('"')
+    v.psram = merged.get("CONFIG_SPIRAM") == "y"

@@ -1,0 +1,91 @@
+"""Identity rules from upstream build.py: release names, Kconfig symbol resolution, label order."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+
+IDENT_RE = re.compile(r"^[a-z0-9.-]+$")
+MANUFACTURER_RE = re.compile(r"^[a-z0-9-]+$")
+TEXT_FONT_RE = re.compile(r"^font_noto_sans_basic_([0-9]+)_([0-9]+)$")
+ICON_FONT_RE = re.compile(r"^font_material_symbols_([0-9]+)_([0-9]+)$")
+SYMBOL_RE = re.compile(r"^BOARD_TYPE_[A-Za-z0-9_]+$")
+CJK = "\u3400-\u9fff"
+LABEL_RE = re.compile(rf"^[^{CJK}]+(\([^)]*[{CJK}][^)]*\))?$")
+STALE_LABEL_WORDS = ("ALIENTEK", "AMOLOED", "AIPI-Lite", "NOLOGO", "NULLLAB-AI-VOX3", "StopWatch",
+                     "electronBot", "ottoRobot")
+TARGETS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
+
+
+def normalize_p4x(name: str) -> str:
+    """Upstream ``_normalize_p4x_release_name``: ``x-p4-y-p4x`` → ``x-p4x-y``."""
+    if name.endswith("-p4x"):
+        base = name[: -len("-p4x")]
+        if "-p4-" in base:
+            return base.replace("-p4-", "-p4x-", 1)
+    return name
+
+
+def full_name(name: str, manufacturer: str | None) -> str:
+    """Upstream ``_get_full_name``: add ``<manufacturer>-`` unless absent or already there."""
+    name = normalize_p4x(name)
+    if not manufacturer or name.startswith(f"{manufacturer}-"):
+        return name
+    return f"{manufacturer}-{name}"
+
+
+def symbol_from_name(name: str) -> str:
+    """Step 3 of upstream resolution: ``BOARD_TYPE_`` + the upper-cased name with runs of non-alnum as ``_``."""
+    return "BOARD_TYPE_" + re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_")
+
+
+def resolve_symbol(
+    name: str,
+    target: str,
+    explicit: Sequence[str],
+    candidates: Sequence[tuple[str, str]],
+    known: set[str],
+) -> tuple[str | None, str | None]:
+    """Upstream ``_resolve_board_config``: returns (symbol, problem).
+
+    ``explicit`` are the ``BOARD_TYPE_X`` symbols set ``=y`` in the fragment; ``candidates`` are
+    (symbol, target) pairs of the chain branches pointing at the board dir, in chain order;
+    ``known`` is every Kconfig symbol. ``problem`` is an error text (symbol None) or a warning.
+    """
+    distinct = list(dict.fromkeys(explicit))
+    if len(distinct) > 1:
+        return None, f"more than one explicit board symbol: {', '.join(distinct)}; keep one"
+    if distinct and distinct[0] in known:
+        return distinct[0], None
+    if not candidates:
+        return None, "no Kconfig BOARD_TYPE symbol points at this board dir; add a kconfig entry"
+    if len(candidates) == 1:
+        return candidates[0][0], None
+    by_name = symbol_from_name(name)
+    if any(sym == by_name for sym, _ in candidates):
+        return by_name, None
+    same_target = [sym for sym, t in candidates if t == target]
+    if same_target:
+        warn = f"ambiguous board config, selecting first ({same_target[0]})" if len(same_target) > 1 else None
+        return same_target[0], warn
+    upper = target.upper()
+    short = "_" + upper.replace("ESP32", "", 1)
+    for sym, _ in candidates:
+        if upper in sym or (short != "_" and short in sym):
+            return sym, None
+    return candidates[0][0], f"cannot tell which board symbol to use, selecting first ({candidates[0][0]})"
+
+
+def label_sort_key(label: str) -> list[tuple[int, object]]:
+    """Natural order of BOARD_TYPE labels (upstream test): case-folded, CJK suffix dropped, decimals numeric."""
+    text = re.sub(rf"\s*\([^)]*[{CJK}][^)]*\)\s*$", "", label.casefold())
+    key: list[tuple[int, object]] = []
+    for part in re.split(r"(\d+(?:\.\d+)?)", text):
+        if not part:
+            continue
+        if re.fullmatch(r"\d+(?:\.\d+)?", part):
+            key.append((0, Decimal(part)))
+        else:
+            key.append((1, part))
+    return key

@@ -1,0 +1,204 @@
+"""Typed board model: what one board file (and the firmware-global facts file) holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from xzbuild.errors import Location, UserError
+
+if TYPE_CHECKING:
+    from xzbuild.model.yamlmarks import MarkedDoc
+    from xzbuild.parts.items import Item
+
+# The two lines that turn an ESP32-P4X (rev >= 3) build into its ESP32-P4 rev < 3 twin.
+P4_REV_LESS_V3_LINES = ("CONFIG_ESP32P4_SELECTS_REV_LESS_V3=y", "CONFIG_ESP32P4_REV_MIN_100=y")
+
+
+@dataclass
+class KconfigEntry:
+    """One ``config BOARD_TYPE_<SYMBOL>`` entry of the BOARD_TYPE choice plus its CMake chain branch."""
+
+    symbol: str
+    label: str
+    target: str
+    text_font: str | None = None
+    icon_font: str | None = None
+    emoji_collection: str | None = None
+    emote_resolution: str | None = None
+    extra_cmake: dict[str, str] = field(default_factory=dict)
+    device_aec: bool = False
+    emote_style: bool = False
+    display_model_choice: str | None = None
+    target_default: bool = False
+    kconfig_extra: list[str] = field(default_factory=list)
+    cmake_hooks: list[str] = field(default_factory=list)
+    camera_mirror_dynamic: bool = False
+    camera_enable_symbol: str | None = None
+
+    @property
+    def config(self) -> str:
+        """The symbol with its ``CONFIG_`` prefix, as sdkconfig and ``--list-boards`` spell it."""
+        return f"CONFIG_{self.symbol}"
+
+    def font_size_bpp(self, default: str = "font_noto_sans_basic_14_1") -> tuple[int, int]:
+        """(size, bpp) of the effective text font (the CMake default when the branch sets none)."""
+        name = self.text_font or default
+        size, bpp = name.rsplit("_", 2)[-2:]
+        return int(size), int(bpp)
+
+
+@dataclass
+class SourceFacts:
+    """Facts upstream's build.py derives from the board's C/C++ sources (they stay in the firmware tree)."""
+
+    lcd_display: bool = False
+    wifi_board: bool = False
+    camera: bool = False
+
+
+@dataclass
+class Variant:
+    """One release build of a board (P4/P4X pairs are already expanded into two Variants)."""
+
+    board: Board
+    kconfig: KconfigEntry | None
+    name: str
+    target: str
+    index: int
+    legacy_names: list[str] = field(default_factory=list)
+    idf_version: SpecifierSet | None = None
+    idf_version_text: str | None = None
+    sdkconfig_append: list[str] = field(default_factory=list)
+    has_sdkconfig_append: bool = True
+    build_options: dict[str, object] = field(default_factory=dict)
+    chip_variant: str | None = None
+    flash_size: str = "16MB"
+    partition_table: str = "partitions/v2/16m.csv"
+    psram: bool = False
+    effective_sdkconfig: dict[str, str] = field(default_factory=dict)
+    path_key: str = ""
+
+    @property
+    def full_name(self) -> str:
+        """Upstream §9: p4x normalisation, then the manufacturer prefix unless already present."""
+        from xzbuild.model.naming import full_name
+
+        return full_name(self.name, self.board.manufacturer)
+
+    @property
+    def wake_word_supported(self) -> bool:
+        """Upstream §10.2: always on C3/C5/C6, else only with PSRAM."""
+        if self.target in {"esp32c3", "esp32c5", "esp32c6"}:
+            return True
+        if self.target in {"esp32", "esp32s3", "esp32p4", "esp32s31"}:
+            return self.psram
+        return False
+
+    def supports_idf(self, version: str) -> bool:
+        """True if this build is listed for ESP-IDF ``version`` (``"6.0.2"``, ``"v6.1"``)."""
+        if self.idf_version is None:
+            return True
+        try:
+            parsed = Version(version.lstrip("v"))
+        except InvalidVersion:
+            raise UserError(f"invalid ESP-IDF version {version!r}; use e.g. 6.0.2") from None
+        return self.idf_version.contains(parsed, prereleases=True)
+
+    def location(self, key: str = "") -> Location:
+        """file:line:col of this variant (or one of its keys) in the board file."""
+        return self.board.location(f"{self.path_key}.{key}" if key else self.path_key)
+
+
+@dataclass
+class Board:
+    """One board file = one upstream ``main/boards/<dir>/``."""
+
+    dir: str
+    path: Path
+    type: str
+    target: str
+    manufacturer: str | None = None
+    preview: bool = False
+    kconfig: list[KconfigEntry] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
+    sources: str = "custom"
+    source_facts: SourceFacts = field(default_factory=SourceFacts)
+    hardware: dict[str, dict[str, Any]] = field(default_factory=dict)
+    config_h: list[Item] = field(default_factory=list)
+    config_h_guard: str | None = None
+    has_config_json: bool = True
+    doc: MarkedDoc | None = field(default=None, repr=False, compare=False)
+
+    def location(self, dotted_key: str = "") -> Location:
+        """file:line:col of a dotted key (``variants.0.name``) in this board's YAML file."""
+        if self.doc is None:
+            return Location(str(self.path))
+        return self.doc.location(dotted_key)
+
+    def kconfig_entry(self, symbol: str) -> KconfigEntry | None:
+        """The entry for ``symbol`` (without ``CONFIG_``) if this board owns it."""
+        return next((k for k in self.kconfig if k.symbol == symbol), None)
+
+
+@dataclass
+class DisplayModelChoice:
+    """``choice DISPLAY_OLED_TYPE`` / ``DISPLAY_LCD_TYPE``: entries (symbol, label) and the default."""
+
+    name: str
+    default: str
+    entries: list[tuple[str, str]]
+    depends_on: str
+
+
+@dataclass
+class KconfigBlock:
+    """A board-private Kconfig choice or menu, verbatim, and the board symbols it depends on."""
+
+    name: str
+    symbols: list[str]
+    text: str
+
+
+@dataclass
+class FirmwareFacts:
+    """Firmware-global facts imported from the upstream tree that boards need (``boards/_firmware.yaml``)."""
+
+    upstream_commit: str = ""
+    project_ver: str = ""
+    sdkconfig_defaults: dict[str, dict[str, str]] = field(default_factory=dict)
+    board_choice_defaults: dict[str, str] = field(default_factory=dict)
+    display_models: dict[str, DisplayModelChoice] = field(default_factory=dict)
+    global_lists: dict[str, list[str]] = field(default_factory=dict)
+    kconfig_blocks: list[KconfigBlock] = field(default_factory=list)
+    cmake_defaults: dict[str, str] = field(default_factory=dict)
+    cmake_hooks: list[dict[str, Any]] = field(default_factory=list)
+    kconfig_order: list[str] = field(default_factory=list)
+    cmake_order: list[str] = field(default_factory=list)
+    locales: list[tuple[str, str]] = field(default_factory=list)
+
+    def defaults_for(self, target: str) -> dict[str, str]:
+        """``sdkconfig.defaults`` then ``sdkconfig.defaults.<target>`` merged by key (values verbatim)."""
+        merged = dict(self.sdkconfig_defaults.get("base", {}))
+        merged.update(self.sdkconfig_defaults.get(target, {}))
+        return merged
+
+
+def parse_idf_spec(text: str) -> SpecifierSet:
+    """Turn upstream's one-comparison ``idf_version`` (``>=6.1``, ``<6.0``) into a SpecifierSet."""
+    import re
+
+    m = re.fullmatch(r"\s*(<=|>=|<|>|==)\s*v?(\d+\.\d+(?:\.\d+)?)\s*", text)
+    if not m:
+        raise ValueError("expected one comparison like '>=6.1' or '<6.0'")
+    version = m.group(2)
+    if version.count(".") == 1:
+        version += ".0"
+    try:
+        return SpecifierSet(f"{m.group(1)}{version}")
+    except InvalidSpecifier as exc:  # pragma: no cover - the regex already restricts the form
+        raise ValueError(str(exc)) from None

@@ -1,0 +1,118 @@
+"""Hardware parts: per-part schema fragments and the config.h emission that combines them with the raw tree.
+
+``emit_config_h(board)`` returns the ordered Item tree that reproduces the board's upstream config.h under
+the C preprocessor; ``macro_coverage(board_set)`` counts macro instances carried by structured fields.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw, render_items
+from xzbuild.parts.registry import MACRO_INDEX, PARTS, part_for_macro
+
+if TYPE_CHECKING:
+    from xzbuild.model.check import Checker
+    from xzbuild.model.loader import BoardSet
+    from xzbuild.model.types import Board
+
+__all__ = ["Conditional", "Define", "HardwareSlot", "Include", "Item", "Raw", "PARTS", "MACRO_INDEX",
+           "check_hardware", "emit_config_h", "emit_hardware", "macro_coverage", "part_for_macro", "render_items"]
+
+
+def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
+    """Validate a ``hardware`` mapping (part → fields); bad entries are reported through ``ck`` and dropped."""
+    from xzbuild.model.yamlmarks import join
+    from xzbuild.parts import values
+
+    parts = ck.mapping(value, path, list(PARTS))
+    out: dict[str, dict[str, Any]] = {}
+    for name, cfg in parts.items():
+        part = PARTS[name]
+        ppath = join(path, name)
+        data = ck.mapping(cfg, ppath, [f.name for f in part.fields] + ["macros"])
+        clean: dict[str, Any] = {}
+        for key, val in data.items():
+            if key == "macros":
+                spelled = ck.mapping(val, join(ppath, "macros"), [f.name for f in part.fields])
+                good = {}
+                for fname, macro in spelled.items():
+                    f = part.field(fname)
+                    if f is not None and macro not in f.macros:
+                        ck.error(join(ppath, f"macros.{fname}"),
+                                 f"unknown spelling {macro!r}; use one of {', '.join(f.macros)}")
+                    else:
+                        good[fname] = macro
+                clean["macros"] = good
+                continue
+            f = part.field(key)
+            assert f is not None
+            problem = values.check(f.kind, val)
+            if problem:
+                from xzbuild.model.check import describe
+
+                ck.error(join(ppath, key), f"{problem}, got {describe(val)}")
+            else:
+                clean[key] = val
+        out[name] = clean
+    return out
+
+
+def emit_hardware(hardware: dict[str, dict[str, Any]]) -> list[Item]:
+    """Defines for a structured block, in registry part order then field order."""
+    items: list[Item] = []
+    for name, part in PARTS.items():
+        if name in hardware:
+            for macro, text, field in part.emit(hardware[name]):
+                items.append(Define(macro, text, None, None, field))
+    return items
+
+
+def _expand(items: list[Item], board: Board) -> list[Item]:
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, HardwareSlot):
+            out.extend(emit_hardware(board.hardware if item.values is None else item.values))
+        elif isinstance(item, Conditional):
+            out.append(Conditional([(cond, _expand(body, board)) for cond, body in item.branches]))
+        else:
+            out.append(item)
+    return out
+
+
+def emit_config_h(board: Board) -> list[Item]:
+    """The board's config.h as an Item tree (structured fields expanded with the board's macro spelling)."""
+    body = _expand(board.config_h, board)
+    if board.config_h_guard:
+        guard = board.config_h_guard
+        return [Conditional([(f"ifndef {guard}", [Define(guard), *body])])]
+    return body
+
+
+def macro_instances(board: Board) -> dict[str, bool]:
+    """Macro name → True if every define of it in the board's header comes from a structured field."""
+    seen: dict[str, bool] = {}
+
+    def walk(items: list[Item]) -> None:
+        for item in items:
+            if isinstance(item, Define):
+                structured = item.field is not None
+                seen[item.name] = seen.get(item.name, True) and structured
+            elif isinstance(item, Conditional):
+                for _, body in item.branches:
+                    walk(body)
+
+    walk(_expand(board.config_h, board))
+    return seen
+
+
+def macro_coverage(board_set: BoardSet) -> tuple[int, int]:
+    """(structured, raw) counts of macro instances = distinct macro names per board header."""
+    structured = raw = 0
+    for board in board_set.boards:
+        for is_structured in macro_instances(board).values():
+            if is_structured:
+                structured += 1
+            else:
+                raw += 1
+    return structured, raw

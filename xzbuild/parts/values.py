@@ -1,0 +1,127 @@
+"""Value kinds of structured hardware fields: parse a macro's C text into YAML data and emit it back.
+
+A macro becomes structured only if ``emit(parse(text))`` is preprocessor-equivalent to ``text``
+(same token value; ``(720)`` and ``720`` count as equal, as do ``0x18`` and ``0X18``).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from typing import Any
+
+_GPIO = re.compile(r"^GPIO_NUM_(\d+)$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+KINDS = ("gpio", "int", "bool", "flag", "ident", "addr", "text")
+
+
+def const_int(text: str) -> int | None:
+    """Value of a constant integer expression (decimal/hex literals, + - * / << >>, parens), else None."""
+    src = text.strip()
+    if not src or not re.fullmatch(r"[0-9a-fA-FxX()+\-*/<> \t]+", src):
+        return None
+    src = src.replace("/", "//")
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        return None
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
+        raise ValueError("not constant")
+
+    try:
+        # Reject octal-looking literals ("010") that Python would refuse or read differently than C.
+        if re.search(r"(?<![0-9xXa-fA-F])0[0-9]", src):
+            return None
+        return ev(tree.body)
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def normalize(text: str) -> str:
+    """Canonical form of a macro value for equivalence checks: whitespace collapsed, integers evaluated."""
+    text = " ".join(text.split())
+    value = const_int(text)
+    if value is not None:
+        return str(value)
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def parse(kind: str, text: str) -> Any:
+    """YAML value for macro text ``text`` under ``kind``; None if this kind cannot carry it exactly."""
+    text = " ".join(text.split())
+    if kind == "flag":
+        return True if text == "" else None
+    if kind == "gpio":
+        if text == "GPIO_NUM_NC":
+            return "NC"
+        m = _GPIO.match(normalize(text))
+        return int(m.group(1)) if m else None
+    if kind == "int":
+        return const_int(text)
+    if kind == "bool":
+        return {"true": True, "false": False}.get(normalize(text))
+    if kind == "ident":
+        return text if _IDENT.match(text) and text not in ("true", "false") else None
+    if kind == "addr":
+        return text if (_HEX.match(text) or _IDENT.match(text)) and text not in ("true", "false") else None
+    if kind == "text":
+        return text if text else None
+    raise ValueError(f"unknown kind {kind}")
+
+
+def emit(kind: str, value: Any) -> str:
+    """C text for a YAML value of ``kind`` (inverse of ``parse``)."""
+    if kind == "flag":
+        return ""
+    if kind == "gpio":
+        return "GPIO_NUM_NC" if value == "NC" else f"GPIO_NUM_{value}"
+    if kind == "int":
+        return str(value)
+    if kind == "bool":
+        return "true" if value else "false"
+    return str(value)
+
+
+def check(kind: str, value: Any) -> str | None:
+    """Error text if ``value`` is not valid YAML data for ``kind`` (None when fine)."""
+    if kind == "gpio":
+        if value == "NC" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return None
+        return "expected a GPIO number or NC"
+    if kind == "int":
+        return None if isinstance(value, int) and not isinstance(value, bool) else "expected an integer"
+    if kind in ("bool", "flag"):
+        if kind == "flag" and value is not True:
+            return "expected true (the macro is defined without a value); remove the key to leave it undefined"
+        return None if isinstance(value, bool) else "expected true or false"
+    if kind == "ident":
+        return None if isinstance(value, str) and _IDENT.match(value) else "expected a C identifier"
+    if kind == "addr":
+        ok = isinstance(value, str) and (_HEX.match(value) or _IDENT.match(value))
+        return None if ok else "expected a hex address like '0x18' or a C constant name"
+    if kind == "text":
+        return None if isinstance(value, str) and value and "\n" not in value else "expected one line of C text"
+    return f"unknown kind {kind}"
