@@ -1,13 +1,107 @@
-"""`xzbuild matrix ...`: the release matrix (list, select, github) and its builds (build)."""
+"""`xzbuild matrix ...`: the release matrix (list, select, github, merge) and its builds (build).
+
+Only click and the standard library are imported at module level; the library loads inside commands.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
+
+_BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
+                           show_default=True, help="Directory holding the board files.")
+_IDF_OPT = click.option("--idf", default="6.0.2", show_default=True,
+                        help="ESP-IDF version the matrix is listed for (variants gated to other versions are excluded).")
+_SHARD_OPT = click.option("--shard", default=None, metavar="i/N",
+                          help="Only shard i of N (cost-balanced, stable under reordering).")
+_HISTORY_OPT = click.option("--cost-history", type=click.Path(path_type=Path), default=None,
+                            help="Build durations (JSON map or build-result JSON lines) for shard balancing.")
 
 
 @click.group("matrix")
 def matrix() -> None:
     """The release matrix: enumerate, select, shard and build variants."""
+
+
+@matrix.command("list")
+@_BOARDS_OPT
+@_IDF_OPT
+@click.option("--json", "as_json", is_flag=True,
+              help="Print upstream's `build.py --list-boards --json` records (byte-compatible).")
+@click.option("--board", default=None, help="Only this board dir (e.g. waveshare/esp32-p4-nano).")
+@click.option("--target", default=None, help="Only this IDF target (e.g. esp32s3).")
+@click.option("--all", "--include-excluded", "include_excluded", is_flag=True,
+              help="Also list variants the IDF version excludes, with the reason.")
+@click.option("--extra", is_flag=True, help="With --json: add xzbuild keys (idf, status, reason, preview, ...).")
+@_SHARD_OPT
+@_HISTORY_OPT
+def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, target: str | None,
+             include_excluded: bool, extra: bool, shard: str | None, cost_history: Path | None) -> None:
+    """List the variants of the release matrix for one ESP-IDF version."""
+    from xzbuild.matrix.listing import listing_json, listing_table
+
+    if as_json:
+        sys.stdout.write(listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history))
+        return
+    listing_table(boards_dir, idf, board, target, include_excluded, shard, cost_history)
+
+
+@matrix.command("select")
+@_BOARDS_OPT
+@_IDF_OPT
+@click.option("--base", default=None, help="Base revision; changed paths come from `git diff BASE [HEAD]`.")
+@click.option("--head", default=None, help="Head revision (default: the work tree).")
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
+              help="Git repository --base/--head refer to (firmware tree or xzbuild repo).")
+@click.option("--firmware", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Firmware tree whose board sources tell which boards use which part (default: --repo if it "
+                   "has main/boards).")
+@click.option("--why", is_flag=True, help="Explain each selected variant and each changed path.")
+@click.option("--json", "as_json", is_flag=True, help="Print the selection as JSON.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,
+              help="Select everything once this fraction of variants is affected.")
+@_SHARD_OPT
+@_HISTORY_OPT
+def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path, firmware: Path | None,
+               why: bool, as_json: bool, threshold: float, shard: str | None, cost_history: Path | None) -> None:
+    """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
+    from xzbuild.matrix.commands import run_select
+
+    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history)
+
+
+@matrix.command("github")
+@_BOARDS_OPT
+@click.option("--idf", "idfs", multiple=True, default=("6.0.2", "6.1"), show_default=True,
+              help="IDF versions, in preference order; each variant uses the first that supports it.")
+@click.option("--shards", type=click.IntRange(1, 256), default=None,
+              help="Total number of cost-balanced build jobs (default: one job per variant).")
+@click.option("--selection", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Only the variants of this `matrix select --json` output (or a file of full names).")
+@click.option("--image", "image_template", default="espressif/idf:v{idf}", show_default=True,
+              help="Container image per IDF version ({idf} is replaced).")
+@_HISTORY_OPT
+def github_cmd(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
+               image_template: str, cost_history: Path | None) -> None:
+    """Print a GitHub Actions `include:` matrix (compact JSON for `$GITHUB_OUTPUT`)."""
+    from xzbuild.matrix.commands import run_github
+
+    run_github(boards_dir, idfs, shards, selection, image_template, cost_history)
+
+
+@matrix.command("merge")
+@click.argument("results", nargs=-1, type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--matrix", "matrix_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The `matrix github` output the shards came from (checks every variant reported once).")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Release manifest to write.")
+def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path) -> None:
+    """Merge per-shard build results (JSON or JSON lines with `full_name`) into one release manifest."""
+    from xzbuild.matrix.commands import run_merge
+
+    run_merge(list(results), matrix_file, output)
 
 
 COMMANDS = [matrix]

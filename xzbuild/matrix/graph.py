@@ -1,0 +1,203 @@
+"""The board graph `matrix select` reasons with: board → symbols, parts, included sibling dirs.
+
+Parts and their firmware paths come from the data file `part_paths.yaml`; which board uses which part is
+read from the board's firmware sources (its directory plus the sibling files it includes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+import yaml
+
+from xzbuild.errors import Location, UserError
+
+if TYPE_CHECKING:
+    from xzbuild.model import BoardSet
+
+PART_PATHS_FILE = Path(__file__).with_name("part_paths.yaml")
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a path glob: ``**`` spans directories, ``*`` and ``?`` stay inside one."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches(path: str, globs: list[str]) -> bool:
+    """True if `path` matches any of `globs`."""
+    return any(glob_regex(g).match(path) for g in globs)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One entry of part_paths.yaml."""
+
+    name: str
+    paths: list[str]
+    used_by: list[re.Pattern[str]]
+    targets: frozenset[str] | None
+
+    def used_by_board(self, source_text: str, target: str) -> bool:
+        """True if a board with these sources and this target uses the part."""
+        if self.targets is not None and target not in self.targets:
+            return False
+        return not self.used_by or any(p.search(source_text) for p in self.used_by)
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """The part → firmware-path map plus the global and ignored path globs."""
+
+    parts: list[Part]
+    global_paths: list[str]
+    ignore: list[str]
+
+    def part_for(self, path: str) -> Part | None:
+        """The part owning a firmware path, if any."""
+        return next((p for p in self.parts if matches(path, p.paths)), None)
+
+
+def load_path_map(path: Path = PART_PATHS_FILE) -> PathMap:
+    """Read and check a part-path map (see part_paths.yaml for the format)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        loc = Location(str(path), mark.line + 1, mark.column + 1) if mark else Location(str(path))
+        raise UserError(f"not valid YAML: {exc}", loc) from exc
+    parts = []
+    for name, spec in (data.get("parts") or {}).items():
+        if not isinstance(spec, dict) or not spec.get("paths"):
+            raise UserError(f"part {name!r} needs a non-empty `paths` list", Location(str(path)))
+        try:
+            used_by = [re.compile(p) for p in spec.get("used_by", [])]
+        except re.error as exc:
+            raise UserError(f"part {name!r}: bad used_by regex: {exc}", Location(str(path))) from exc
+        if not used_by and not spec.get("targets"):
+            raise UserError(f"part {name!r} needs `used_by` or `targets`", Location(str(path)))
+        targets = frozenset(spec["targets"]) if spec.get("targets") else None
+        parts.append(Part(str(name), list(spec["paths"]), used_by, targets))
+    return PathMap(parts, list(data.get("global") or []), list(data.get("ignore") or []))
+
+
+@dataclass
+class BoardNode:
+    """What selection needs to know about one board."""
+
+    dir: str
+    type: str
+    target: str
+    symbols: set[str] = field(default_factory=set)  # BOARD_TYPE_* without CONFIG_
+    yaml_path: str | None = None  # path of boards/<dir>.yaml relative to the xzbuild repo root
+    parts: set[str] | None = None  # None: no firmware tree was scanned, part use unknown
+    includes: set[str] = field(default_factory=set)  # firmware dirs (under main/boards) it includes from
+
+
+@dataclass
+class BoardGraph:
+    """Boards, indexed for path → board lookups."""
+
+    nodes: dict[str, BoardNode]
+    path_map: PathMap
+
+    def board_for_firmware_path(self, rel: str) -> str | None:
+        """The longest board dir equal to or prefixing `rel` (path relative to main/boards)."""
+        best = None
+        for name in self.nodes:
+            if (rel == name or rel.startswith(name + "/")) and (best is None or len(name) > len(best)):
+                best = name
+        return best
+
+    def dependents_of_dir(self, rel_dir: str) -> set[str]:
+        """Boards that include files from firmware dir `rel_dir` (relative to main/boards)."""
+        return {n.dir for n in self.nodes.values() if any(
+            d == rel_dir or d.startswith(rel_dir + "/") or rel_dir.startswith(d + "/") for d in n.includes)}
+
+    def boards_for_symbols(self, symbols: set[str]) -> set[str]:
+        """Boards owning any of these Kconfig symbols (unknown symbols own no variants)."""
+        return {n.dir for n in self.nodes.values() if n.symbols & symbols}
+
+    def boards_for_types(self, types: set[str]) -> set[str]:
+        return {n.dir for n in self.nodes.values() if n.type in types}
+
+    def board_for_yaml(self, path: str) -> str | None:
+        return next((n.dir for n in self.nodes.values() if n.yaml_path == path), None)
+
+    @classmethod
+    def from_model(cls, board_set: BoardSet, firmware: Path | None = None,
+                   path_map: PathMap | None = None) -> BoardGraph:
+        """Build the graph from the board model; with `firmware`, scan board sources for parts/includes."""
+        path_map = path_map or load_path_map()
+        repo_root = board_set.root.resolve().parent
+        nodes: dict[str, BoardNode] = {}
+        for board in board_set.boards:
+            try:
+                yaml_path: str | None = board.path.resolve().relative_to(repo_root).as_posix()
+            except ValueError:
+                yaml_path = None
+            nodes[board.dir] = BoardNode(
+                dir=board.dir, type=board.type, target=board.target,
+                symbols={k.symbol for k in board.kconfig}, yaml_path=yaml_path)
+        if firmware is not None:
+            scan_firmware(nodes, firmware, path_map)
+        return cls(nodes, path_map)
+
+
+def scan_firmware(nodes: dict[str, BoardNode], firmware: Path, path_map: PathMap) -> None:
+    """Fill `parts` and `includes` of every node from the board sources under firmware/main/boards."""
+    boards_root = firmware / "main" / "boards"
+    if not boards_root.is_dir():
+        raise UserError(f"{firmware}: not a firmware tree (no main/boards); pass --firmware <xiaozhi-esp32 checkout>")
+    for node in nodes.values():
+        texts: list[str] = []
+        includes: set[str] = set()
+        board_dir = boards_root / node.dir
+        pending = sorted(p for p in board_dir.rglob("*") if p.suffix in SOURCE_SUFFIXES) if board_dir.is_dir() else []
+        seen: set[Path] = set()
+        while pending:
+            source = pending.pop()
+            if source in seen or not source.is_file():
+                continue
+            seen.add(source)
+            text = source.read_text(encoding="utf-8", errors="replace")
+            texts.append(text)
+            for target in _INCLUDE.findall(text):
+                if not target.startswith("../"):
+                    continue
+                resolved = Path(*PurePosixPath(str(source.parent.joinpath(target))).parts).resolve()
+                try:
+                    rel = resolved.relative_to(boards_root.resolve()).as_posix()
+                except ValueError:
+                    continue
+                if rel.startswith("common/"):
+                    continue
+                includes.add(rel.rsplit("/", 1)[0])
+                pending.append(resolved)
+        text = "\n".join(texts)
+        node.parts = {p.name for p in path_map.parts if p.used_by_board(text, node.target)}
+        node.includes = {d for d in includes if d != node.dir}

@@ -1,0 +1,93 @@
+"""`matrix list`: upstream-compatible JSON and a per-target summary table."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from xzbuild.matrix.entries import MatrixEntry, list_variants, normalize_idf
+from xzbuild.matrix.shard import CostModel, apply_shard
+
+
+def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | None,
+                 shard: str | None, cost_history: Path | None) -> list[MatrixEntry]:
+    """All entries (enabled and excluded) for the listing, sharded if asked."""
+    from xzbuild.model import load_boards
+
+    board_set = load_boards(boards_dir)
+    entries = list_variants(board_set, idf, board=board, target=target)
+    return apply_shard(entries, shard, CostModel.from_file(cost_history)) if shard else entries
+
+
+def listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
+                 extra: bool, shard: str | None, cost_history: Path | None) -> str:
+    """The JSON text `matrix list --json` prints (one line, as upstream's json.dumps, plus a newline)."""
+    from xzbuild.matrix.cache import cached_text
+
+    history = cost_history.read_bytes() if cost_history is not None and cost_history.is_file() else None
+    args = ("list-json", idf, board, target, include_excluded, extra, shard, history)
+    return cached_text(boards_dir, args, lambda: _listing_json(boards_dir, idf, board, target, include_excluded,
+                                                               extra, shard, cost_history))
+
+
+def _listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
+                  extra: bool, shard: str | None, cost_history: Path | None) -> str:
+    entries = load_entries(boards_dir, idf, board, target, shard, cost_history)
+    if not include_excluded:
+        entries = [e for e in entries if e.enabled]
+    if extra or include_excluded:
+        records = [e.to_json() for e in entries]
+    else:
+        records = [e.to_upstream_record() for e in entries]
+    return json.dumps(records) + "\n"
+
+
+def summarize(entries: list[MatrixEntry]) -> list[tuple[str, int, int, int]]:
+    """(target, enabled variants, boards with enabled variants, excluded variants) per target, by count."""
+    enabled = Counter(e.target for e in entries if e.enabled)
+    excluded = Counter(e.target for e in entries if not e.enabled)
+    boards: dict[str, set[str]] = {}
+    for e in entries:
+        if e.enabled:
+            boards.setdefault(e.target, set()).add(e.board)
+    targets = sorted(set(enabled) | set(excluded), key=lambda t: (-enabled[t], t))
+    return [(t, enabled[t], len(boards.get(t, ())), excluded[t]) for t in targets]
+
+
+def listing_table(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
+                  shard: str | None, cost_history: Path | None) -> None:
+    """Print variants grouped by target, then per-target totals (every number is counted here)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    entries = load_entries(boards_dir, idf, board, target, shard, cost_history)
+    console = Console()
+    version = normalize_idf(idf)
+    rows = summarize(entries)
+    for tgt, *_ in rows:
+        group = [e for e in entries if e.target == tgt and (e.enabled or include_excluded)]
+        if not group:
+            continue
+        table = Table(title=f"{tgt} ({sum(1 for e in group if e.enabled)} variants)", title_justify="left")
+        for column in ("board", "name", "full name", "config"):
+            table.add_column(column)
+        if include_excluded:
+            table.add_column("status")
+        for e in group:
+            cells = [e.board, e.name, e.full_name, e.config.removeprefix("CONFIG_BOARD_TYPE_")]
+            if include_excluded:
+                cells.append("enabled" if e.enabled else f"[yellow]excluded: {e.reason}[/yellow]")
+            table.add_row(*cells)
+        console.print(table)
+    totals = Table(title=f"ESP-IDF {version}: totals by target", title_justify="left")
+    for column in ("target", "variants", "boards", "excluded"):
+        totals.add_column(column, justify="left" if column == "target" else "right")
+    for tgt, count, nboards, nexcluded in rows:
+        totals.add_row(tgt, str(count), str(nboards), str(nexcluded))
+    totals.add_row("total", str(sum(r[1] for r in rows)), str(len({e.board for e in entries if e.enabled})),
+                   str(sum(r[3] for r in rows)), style="bold")
+    console.print(totals)
+    hidden = sum(r[3] for r in rows)
+    if hidden and not include_excluded:
+        console.print(f"{hidden} variant(s) excluded at ESP-IDF {version}; --all shows them with the reason.")

@@ -1,0 +1,234 @@
+"""Which variants a change affects: `select_variants(entries, changed_paths, graph, content)`.
+
+Rules, first match wins (`--why` prints the rule per variant):
+1. `boards/<...>.yaml` (xzbuild repo) → that board's variants.
+2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
+3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
+   text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
+4. A part's firmware paths (part_paths.yaml) → the variants whose boards use the part.
+5. `sdkconfig.defaults.<target>` → that target's variants; `partitions/<csv>` → variants using that table.
+6. Ignored paths (docs, tests, READMEs) → nothing; any other path → every variant.
+Finally, a selection covering at least `threshold` of all variants becomes "everything" (Zephyr-style).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from xzbuild.errors import UserError
+from xzbuild.matrix.entries import MatrixEntry
+from xzbuild.matrix.graph import BoardGraph, matches
+from xzbuild.matrix.tables import TableChange, cmake_change, component_manifest_change, kconfig_change
+
+DEFAULT_THRESHOLD = 0.8
+_TABLES = {
+    "main/Kconfig.projbuild": kconfig_change,
+    "main/CMakeLists.txt": cmake_change,
+}
+_MANIFEST = "main/idf_component.yml"
+# xzbuild-repo paths that shape every generated firmware tree.
+_XZBUILD_GLOBAL = ["templates/**", "xzbuild/**", "pyproject.toml", ".github/workflows/**"]
+
+
+class ContentSource(Protocol):
+    """Old and new text of a changed file (None when the file does not exist on that side)."""
+
+    def old(self, path: str) -> str | None: ...
+
+    def new(self, path: str) -> str | None: ...
+
+
+@dataclass
+class Selection:
+    """The selected entries (listing order), why each was selected, and the everything-reason if any."""
+
+    entries: list[MatrixEntry]
+    why: dict[str, list[str]] = field(default_factory=dict)  # full_name -> reasons
+    everything: str | None = None
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (path, what it selected)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "everything": self.everything,
+            "count": len(self.entries),
+            "paths": [{"path": p, "effect": e} for p, e in self.paths],
+            "variants": [{"full_name": e.full_name, "board": e.board, "name": e.name, "idf": e.idf,
+                          "why": self.why.get(e.full_name, [])} for e in self.entries],
+        }
+
+
+class _Picker:
+    """Accumulates per-path effects: boards, targets, everything."""
+
+    def __init__(self, entries: Sequence[MatrixEntry], graph: BoardGraph) -> None:
+        self.entries = entries
+        self.graph = graph
+        self.why: dict[str, list[str]] = {}
+        self.everything: str | None = None
+        self.paths: list[tuple[str, str]] = []
+
+    def boards(self, path: str, boards: set[str], reason: str) -> None:
+        hit = [e for e in self.entries if e.board in boards]
+        self._mark(path, hit, reason)
+
+    def targets(self, path: str, targets: set[str], reason: str) -> None:
+        hit = [e for e in self.entries if e.target in targets]
+        self._mark(path, hit, reason)
+
+    def where(self, path: str, hit: list[MatrixEntry], reason: str) -> None:
+        self._mark(path, hit, reason)
+
+    def all(self, path: str, reason: str) -> None:
+        self.everything = self.everything or f"{path}: {reason}"
+        self.paths.append((path, f"everything ({reason})"))
+
+    def nothing(self, path: str, reason: str) -> None:
+        self.paths.append((path, f"nothing ({reason})"))
+
+    def _mark(self, path: str, hit: list[MatrixEntry], reason: str) -> None:
+        for e in hit:
+            self.why.setdefault(e.full_name, []).append(f"{path}: {reason}")
+        self.paths.append((path, f"{len(hit)} variant(s) ({reason})"))
+
+
+def select_variants(
+    entries: Sequence[MatrixEntry],
+    changed_paths: Iterable[str],
+    graph: BoardGraph,
+    content: ContentSource | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Selection:
+    """The entries a change to `changed_paths` affects, with a reason per entry (see module docstring)."""
+    picker = _Picker(entries, graph)
+    for raw in changed_paths:
+        path = raw.strip().removeprefix("./")
+        if path:
+            _classify(path, picker, content)
+    total = len(entries)
+    if picker.everything is None and total and len(picker.why) >= threshold * total:
+        picker.everything = f"{len(picker.why)} of {total} variants affected (>= {threshold:.0%} threshold)"
+    if picker.everything is not None:
+        why = {e.full_name: picker.why.get(e.full_name, []) + [f"everything: {picker.everything}"]
+               for e in entries}
+        return Selection(list(entries), why, picker.everything, picker.paths)
+    chosen = [e for e in entries if e.full_name in picker.why]
+    return Selection(chosen, picker.why, None, picker.paths)
+
+
+def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None:
+    graph = picker.graph
+    pmap = graph.path_map
+    if path.startswith("boards/") and path.endswith((".yaml", ".yml")):
+        board = graph.board_for_yaml(path)
+        if board is None:
+            picker.nothing(path, "no board is defined by this file now")
+        else:
+            picker.boards(path, {board}, "board definition changed")
+        return
+    if path.startswith("main/boards/") and not path.startswith("main/boards/common/"):
+        rel = path.removeprefix("main/boards/")
+        board = graph.board_for_firmware_path(rel)
+        rel_dir = board or rel.rsplit("/", 1)[0]
+        dependents = graph.dependents_of_dir(rel_dir)
+        if board is not None:
+            picker.boards(path, {board}, "board source changed")
+        if dependents:
+            picker.boards(path, dependents, f"board sources include files from main/boards/{rel_dir}")
+        if board is None and not dependents:
+            picker.nothing(path, "no variant builds this directory")
+        return
+    if path in _TABLES or path == _MANIFEST:
+        _table(path, picker, content)
+        return
+    part = pmap.part_for(path)
+    if part is not None:
+        unknown = [n.dir for n in graph.nodes.values() if n.parts is None]
+        if unknown:
+            picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
+            return
+        users = {n.dir for n in graph.nodes.values() if n.parts is not None and part.name in n.parts}
+        picker.boards(path, users, f"uses part {part.name}")
+        return
+    name = path.rsplit("/", 1)[-1]
+    if "/" not in path and name.startswith("sdkconfig.defaults."):
+        picker.targets(path, {name.removeprefix("sdkconfig.defaults.")}, "target defaults changed")
+        return
+    if path.startswith("partitions/") and path.endswith(".csv"):
+        if any(e.variant is None for e in picker.entries):
+            picker.all(path, "partition table users unknown without the model")
+            return
+        hit = [e for e in picker.entries if getattr(e.variant, "partition_table", None) == path]
+        picker.where(path, hit, "uses this partition table")
+        return
+    if matches(path, pmap.ignore):
+        picker.nothing(path, "does not reach a firmware image")
+        return
+    if matches(path, pmap.global_paths) or matches(path, _XZBUILD_GLOBAL):
+        picker.all(path, "shared source")
+        return
+    picker.all(path, "unknown shared path")
+
+
+def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
+    old = content.old(path) if content else None
+    new = content.new(path) if content else None
+    if content is None or (old is None and new is None):
+        picker.all(path, "global table changed (no base/head content to diff; use --base/--head)")
+        return
+    old, new = old or "", new or ""
+    change: TableChange
+    if path == _MANIFEST:
+        targets = {n.target for n in picker.graph.nodes.values()} | {e.target for e in picker.entries}
+        change = component_manifest_change(path, old, new, targets)
+    else:
+        change = _TABLES[path](path, old, new)
+    if change.everything:
+        picker.all(path, f"non-board change at {change.everything}")
+        return
+    graph = picker.graph
+    boards = graph.boards_for_symbols(change.symbols) | graph.boards_for_types(change.types)
+    if boards:
+        picker.boards(path, boards, "board's own table entries changed")
+    if change.targets:
+        picker.targets(path, change.targets, "target-limited component dependency changed")
+    if not boards and not change.targets:
+        picker.nothing(path, "no built board's entries changed")
+
+
+@dataclass
+class GitContent:
+    """File texts at `base` and `head` (head None = the work tree) of the git repo at `repo`."""
+
+    repo: Path
+    base: str
+    head: str | None = None
+
+    def _show(self, rev: str, path: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(self.repo), "show", f"{rev}:{path}"],
+                              capture_output=True, text=True, errors="replace", check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def old(self, path: str) -> str | None:
+        return self._show(self.base, path)
+
+    def new(self, path: str) -> str | None:
+        if self.head is None:
+            file = self.repo / path
+            return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+        return self._show(self.head, path)
+
+    def changed_paths(self) -> list[str]:
+        """Paths changed between base and head (renames reported as delete + add)."""
+        args = ["git", "-C", str(self.repo), "diff", "--name-only", "--no-renames", self.base]
+        if self.head is not None:
+            args.append(self.head)
+        proc = subprocess.run(args, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise UserError(f"git diff {self.base} {self.head or ''} in {self.repo} failed: "
+                            f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'unknown error'}"
+                            "; check --base/--head are commits of that repository")
+        return [line for line in proc.stdout.splitlines() if line.strip()]

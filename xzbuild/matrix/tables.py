@@ -1,0 +1,323 @@
+"""What a change to the firmware's global board tables really touches.
+
+`main/Kconfig.projbuild`, `main/CMakeLists.txt` and `main/idf_component.yml` are edited by every new-board
+change (upstream therefore rebuilds all variants for them). Here the old and new texts are compared
+semantically: a changed line inside a board-gated block (a `config BOARD_TYPE_X` entry, an
+`elseif(CONFIG_BOARD_TYPE_X)` branch, a choice/menu/`if` whose dependency names board symbols) affects only
+those boards; a changed board-symbol list (`depends on A || B` → `A || B || C`) affects only the symbols
+added or removed; comments, help text and whitespace affect nothing. Anything else affects everything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+_BOARD_SYM = re.compile(r"\b(?:CONFIG_)?BOARD_TYPE_([A-Za-z0-9_]+)\b")
+_TYPE_COND = re.compile(r'\bBOARD_TYPE\s+STREQUAL\s+"([^"]+)"')
+
+
+@dataclass
+class TableChange:
+    """The boards/targets a table change affects; `everything` wins over the sets."""
+
+    symbols: set[str] = field(default_factory=set)  # BOARD_TYPE_* symbols without the CONFIG_ prefix
+    types: set[str] = field(default_factory=set)  # OTA board types (CMake `BOARD_TYPE STREQUAL` hooks)
+    targets: set[str] = field(default_factory=set)  # every variant of these targets
+    everything: str | None = None  # reason ("main/CMakeLists.txt:12: set(X ...)") when all variants are hit
+
+    def merge(self, other: TableChange) -> None:
+        self.symbols |= other.symbols
+        self.types |= other.types
+        self.targets |= other.targets
+        self.everything = self.everything or other.everything
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str  # whitespace-normalized logical line
+    number: int  # 1-based line number of its first physical line
+    gate: frozenset[str] | None  # board terms this line matters for; None = every board
+
+
+def _board_terms(text: str) -> set[str]:
+    terms = {f"BOARD_TYPE_{m}" for m in _BOARD_SYM.findall(text)}
+    terms |= {f"type:{m}" for m in _TYPE_COND.findall(text)}
+    return terms
+
+
+def _split_top(expr: str, op: re.Pattern[str]) -> list[str]:
+    """Split `expr` at occurrences of `op` outside parentheses."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    while i < len(expr):
+        ch = expr[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and (m := op.match(expr, i)) is not None:
+            parts.append(expr[start:i])
+            start = i = m.end()
+            continue
+        i += 1
+    parts.append(expr[start:])
+    return parts
+
+
+def _restriction(expr: str, negation: re.Pattern[str], ops: tuple[re.Pattern[str], re.Pattern[str]]) -> frozenset[str] | None:
+    """Board terms an expression limits a block to, or None if it does not limit it to boards.
+
+    `A || B` limits to {A, B} only if every alternative is limited; `X && (A || B)` limits to {A, B};
+    a negation never limits (conservative: the result is never narrower than the truth).
+    """
+    if negation.search(expr):
+        return None
+    or_op, and_op = ops
+    alternatives = _split_top(expr, or_op)
+    if len(alternatives) > 1:
+        parts = [_restriction(a, negation, ops) for a in alternatives]
+        return None if any(p is None for p in parts) else frozenset().union(*parts)  # type: ignore[arg-type]
+    conjuncts = _split_top(expr, and_op)
+    if len(conjuncts) > 1:
+        limited = [g for g in (_restriction(c, negation, ops) for c in conjuncts) if g is not None]
+        return frozenset().union(*limited) if limited else None
+    atom = expr.strip()
+    if atom.startswith("(") and atom.endswith(")") and _balanced(atom[1:-1]):
+        return _restriction(atom[1:-1], negation, ops)
+    terms = _board_terms(atom)
+    if terms and _BOARD_SYM.sub("", _TYPE_COND.sub("", atom)).strip() == "":
+        return frozenset(terms)
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _logical_lines(text: str, comment: str) -> list[tuple[str, int, int]]:
+    """(normalized text, first line number, indentation) per logical line; continuations joined."""
+    out: list[tuple[str, int, int]] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        stripped = raw.rstrip()
+        if stripped.endswith("\\"):
+            pending.append(stripped[:-1])
+            continue
+        pending.append(stripped)
+        joined = " ".join(pending)
+        pending = []
+        indent = len(joined) - len(joined.lstrip())
+        body = joined.strip()
+        if not body or body.startswith(comment):
+            continue
+        out.append((" ".join(body.split()), start, indent))
+    return out
+
+
+_KC_NEG = re.compile(r"!(?!=)")
+_KC_OPS = (re.compile(r"\|\|"), re.compile(r"&&"))
+_KC_ENTRY = re.compile(r"^(config|menuconfig)\s+(\S+)")
+_KC_OPEN = re.compile(r"^(choice|menu|if)\b\s*(.*)")
+_KC_CLOSE = re.compile(r"^(endchoice|endmenu|endif)\b")
+_KC_OTHER = re.compile(r"^(comment|source|mainmenu)\b")
+
+
+@dataclass
+class _Block:
+    exprs: list[str]
+    parents: list[int]
+    own: frozenset[str] | None = None
+
+
+def _kconfig_lines(text: str) -> list[_Line]:
+    """Logical Kconfig lines with the board gate of the block each belongs to (help text dropped)."""
+    blocks: list[_Block] = []
+    stack: list[int] = []  # indices of open container blocks (choice/menu/if)
+    member: list[int] = []  # block index per kept line
+    kept: list[tuple[str, int]] = []
+    help_indent: int | None = None
+    for text_, number, indent in _logical_lines(text, "#"):
+        if help_indent is not None:
+            if indent > help_indent:
+                continue
+            help_indent = None
+        if text_ in ("help", "---help---"):
+            help_indent = indent
+            continue
+        if _KC_CLOSE.match(text_):
+            # The closing line belongs to the container it closes (inserting a gated choice is gated).
+            blocks.append(_Block([], list(stack)))
+            if stack:
+                stack.pop()
+        elif (m := _KC_ENTRY.match(text_)) is not None:
+            own = frozenset({m.group(2)}) if m.group(2).startswith("BOARD_TYPE_") else None
+            blocks.append(_Block([], list(stack), own))
+        elif (m := _KC_OPEN.match(text_)) is not None:
+            blocks.append(_Block([m.group(2)] if m.group(1) == "if" else [], list(stack)))
+            stack.append(len(blocks) - 1)
+        elif _KC_OTHER.match(text_) or not blocks:
+            blocks.append(_Block([], list(stack)))
+        elif text_.startswith(("depends on ", "visible if ")):
+            blocks[-1].exprs.append(text_.split(" ", 2)[2])
+        member.append(len(blocks) - 1)
+        kept.append((text_, number))
+
+    def own_gate(index: int) -> frozenset[str] | None:
+        block = blocks[index]
+        if block.own is not None:
+            return block.own
+        limited = [g for g in (_restriction(e, _KC_NEG, _KC_OPS) for e in block.exprs) if g is not None]
+        return frozenset().union(*limited) if limited else None
+
+    def gate(index: int) -> frozenset[str] | None:
+        # Any limiting gate on the way up is a valid (superset) answer: all of them must hold.
+        for candidate in [index, *reversed(blocks[index].parents)]:
+            found = own_gate(candidate)
+            if found is not None:
+                return found
+        return None
+
+    return [_Line(t, n, gate(b)) for (t, n), b in zip(kept, member, strict=True)]
+
+
+_CM_NEG = re.compile(r"\bNOT\b")
+_CM_OPS = (re.compile(r"\bOR\b"), re.compile(r"\bAND\b"))
+_CM_IF = re.compile(r"^(if|elseif)\s*\((.*)\)$", re.IGNORECASE)
+_CM_ELSE = re.compile(r"^else\s*\(.*\)$", re.IGNORECASE)
+_CM_ENDIF = re.compile(r"^endif\s*\(.*\)$", re.IGNORECASE)
+
+
+def _cmake_lines(text: str) -> list[_Line]:
+    """Logical CMake lines with the board gate of their innermost board-limiting if()/elseif() branch."""
+    out: list[_Line] = []
+    stack: list[frozenset[str] | None] = []  # gate of each open if-level's current branch
+    for text_, number, _indent in _logical_lines(text, "#"):
+        if (m := _CM_IF.match(text_)) is not None:
+            branch = _restriction(m.group(2), _CM_NEG, _CM_OPS)
+            if m.group(1).lower() == "if":
+                stack.append(branch)
+            elif stack:
+                stack[-1] = branch
+        elif _CM_ELSE.match(text_) and stack:
+            stack[-1] = None
+        current = next((g for g in reversed(stack) if g is not None), None)
+        out.append(_Line(text_, number, current))
+        if _CM_ENDIF.match(text_) and stack:
+            stack.pop()
+    return out
+
+
+def _skeleton(text: str) -> str:
+    """The line with board terms and list operators removed (equal skeletons = only the board list changed)."""
+    text = _BOARD_SYM.sub("", text)
+    text = _TYPE_COND.sub("", text)
+    return re.sub(r"\|\||\bOR\b|[()\s]", "", text)
+
+
+def _diff(path: str, old: list[_Line], new: list[_Line]) -> TableChange:
+    change = TableChange()
+    matcher = difflib.SequenceMatcher(a=[x.text for x in old], b=[x.text for x in new], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        olds, news = old[i1:i2], new[j1:j2]
+        pairs: list[tuple[_Line | None, _Line | None]]
+        if len(olds) == len(news):
+            pairs = list(zip(olds, news, strict=True))
+        else:
+            pairs = [(o, None) for o in olds] + [(None, n) for n in news]
+        for o, n in pairs:
+            if o is not None and n is not None and _skeleton(o.text) == _skeleton(n.text):
+                # Only the board list of this line changed: the boards added or removed are affected.
+                _add_terms(change, _board_terms(o.text) ^ _board_terms(n.text))
+                continue
+            for side in (o, n):
+                if side is None:
+                    continue
+                if side.gate is None:
+                    change.everything = change.everything or f"{path}:{side.number}: {side.text[:80]}"
+                else:
+                    _add_terms(change, side.gate)
+    return change
+
+
+def _add_terms(change: TableChange, terms: frozenset[str] | set[str]) -> None:
+    for term in terms:
+        if term.startswith("type:"):
+            change.types.add(term[5:])
+        else:
+            change.symbols.add(term)
+
+
+def kconfig_change(path: str, old: str, new: str) -> TableChange:
+    """The boards a `Kconfig.projbuild` edit affects."""
+    return _diff(path, _kconfig_lines(old), _kconfig_lines(new))
+
+
+def cmake_change(path: str, old: str, new: str) -> TableChange:
+    """The boards a `CMakeLists.txt` edit affects."""
+    return _diff(path, _cmake_lines(old), _cmake_lines(new))
+
+
+def _dep_targets(spec: object, all_targets: set[str]) -> set[str] | None:
+    """Targets a component dependency is limited to by `rules: - if: target in [...]`, else None."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("rules"), list) or not spec["rules"]:
+        return None
+    allowed = set(all_targets)
+    for rule in spec["rules"]:
+        condition = rule.get("if", "") if isinstance(rule, dict) else ""
+        m = re.fullmatch(r"\s*target\s+(not\s+in|in)\s*\[([^\]]*)\]\s*", str(condition))
+        if not m:
+            return None
+        listed = {t.strip() for t in m.group(2).split(",") if t.strip()}
+        allowed &= listed if m.group(1) == "in" else (all_targets - listed)
+    return allowed
+
+
+def component_manifest_change(path: str, old: str, new: str, all_targets: set[str]) -> TableChange:
+    """The targets an `idf_component.yml` edit affects: dependencies limited by target rules only
+    rebuild those targets; any other dependency or manifest change rebuilds everything."""
+    change = TableChange()
+    try:
+        before, after = yaml.safe_load(old) or {}, yaml.safe_load(new) or {}
+    except yaml.YAMLError as exc:
+        change.everything = f"{path}: not valid YAML ({exc.__class__.__name__})"
+        return change
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        change.everything = f"{path}: not a component manifest mapping"
+        return change
+    if {k: v for k, v in before.items() if k != "dependencies"} != {
+        k: v for k, v in after.items() if k != "dependencies"
+    }:
+        change.everything = f"{path}: manifest keys other than dependencies changed"
+        return change
+    deps_before = before.get("dependencies") or {}
+    deps_after = after.get("dependencies") or {}
+    for name in sorted(set(deps_before) | set(deps_after), key=str):
+        if deps_before.get(name) == deps_after.get(name):
+            continue
+        targets: set[str] = set()
+        for spec in (deps_before.get(name), deps_after.get(name)):
+            if spec is None:
+                continue
+            limited = _dep_targets(spec, all_targets)
+            if limited is None:
+                change.everything = f"{path}: dependency {name} (used on every target) changed"
+                return change
+            targets |= limited
+        change.targets |= targets
+    return change
