@@ -1,0 +1,85 @@
+"""A content-addressed cache for expensive members (fonts, emoji sets, model packs).
+
+Keys are SHA-256 digests of everything that determines the bytes (input file contents, parameters, tool
+versions), so a cache hit is always correct and a stale entry can never be served. Entries are written
+atomically; concurrent writers of the same key write identical bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from xzbuild.fsutil import atomic_write_bytes
+
+DEFAULT_DIR = Path(".xzbuild-cache") / "assets"
+_file_digests: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file, memoised on (path, size, mtime) so 60 variants hash a font once."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _file_digests:
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        _file_digests[key] = h.hexdigest()
+    return _file_digests[key]
+
+
+def data_digest(data: bytes) -> str:
+    """SHA-256 of in-memory bytes (stable across processes, unlike ``hash``)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_key(kind: str, **parts: Any) -> str:
+    """A stable key from JSON-able parts (sorted keys)."""
+    blob = json.dumps({"kind": kind, **parts}, sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class Cache:
+    """Blobs under ``root/<kind>/<key[:2]>/<key>``; ``root=None`` disables persistence (memory only)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._memory: dict[str, bytes] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, kind: str, key: str) -> Path | None:
+        return None if self.root is None else self.root / kind / key[:2] / key
+
+    def get(self, kind: str, key: str) -> bytes | None:
+        """The cached bytes, or None."""
+        if key in self._memory:
+            return self._memory[key]
+        path = self._path(kind, key)
+        if path is not None and path.is_file():
+            data = path.read_bytes()
+            self._memory[key] = data
+            return data
+        return None
+
+    def put(self, kind: str, key: str, data: bytes) -> None:
+        """Store bytes under the key."""
+        self._memory[key] = data
+        path = self._path(kind, key)
+        if path is not None:
+            atomic_write_bytes(path, data)
+
+    def get_or_make(self, kind: str, key: str, make: Callable[[], bytes]) -> bytes:
+        """Return the cached bytes or make, store and return them."""
+        data = self.get(kind, key)
+        if data is not None:
+            self.hits += 1
+            return data
+        self.misses += 1
+        data = make()
+        self.put(kind, key, data)
+        return data
