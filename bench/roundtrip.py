@@ -151,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     timings["import_s"] = time.perf_counter() - t
     shutil.copytree(upstream, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
     t = time.perf_counter()
-    rc_generate = _xzbuild("generate", "--firmware", str(copy), "--boards-dir", str(boards))
+    rc_generate = _xzbuild("generate", "--firmware", str(copy), "--boards", str(boards))
     timings["generate_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    rc_check = _xzbuild("generate", "--firmware", str(copy), "--boards-dir", str(boards), "--check")
+    rc_check = _xzbuild("generate", "--firmware", str(copy), "--boards", str(boards), "--check")
     timings["generate_check_s"] = time.perf_counter() - t
     board_set = load_boards(boards)
     report: dict[str, object] = {"firmware": str(upstream), "generate_rc": rc_generate, "generate_check_rc": rc_check}

@@ -11,7 +11,7 @@ import click
 from xzbuild.cli.boards import boards
 
 _BOARDS_DIR = click.option(
-    "--boards-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"), show_default=True,
+    "--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"), show_default=True,
     help="Directory of board files.",
 )
 _FIRMWARE = click.Path(file_okay=False, exists=True, path_type=Path)
