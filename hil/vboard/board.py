@@ -23,6 +23,7 @@ from hil.vboard.loader import SerialLoader
 log = logging.getLogger(__name__)
 
 LATCH_WINDOW = 0.15  # 30 ms fails with esptool's ClassicReset over RFC2217, 150 ms works (spec §9)
+NVS_OFFSET, NVS_END = 0x9000, 0xD000  # the nvs partition of every xiaozhi partition table
 _COLOURS = {"E": "\x1b[0;31m", "W": "\x1b[0;33m", "I": "\x1b[0;32m"}
 
 
@@ -78,6 +79,15 @@ class VirtualBoard:
         self._loader: SerialLoader | None = None
         self._app: AppRuntime | None = None
         self.app_info: object | None = None
+        #: Provisioned settings the app reads (lab builds bake CONFIG_OTA_URL; here it is per board).
+        self.settings: dict[str, str] = {}
+        #: The app's NVS namespaces (``websocket``, ``mqtt``...); lost when the NVS partition is erased.
+        self.nvs: dict[str, dict[str, object]] = {}
+        flash.erase_hooks.append(self._on_flash_erase)
+
+    def _on_flash_erase(self, offset: int, length: int) -> None:
+        if offset < NVS_END and offset + length > NVS_OFFSET:
+            self.nvs.clear()
 
     # --- UART ------------------------------------------------------------------------------------
     def add_sink(self, sink: Callable[[bytes], None]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from xzbuild.fsutil import atomic_write_bytes
@@ -30,6 +31,7 @@ class Flash:
         self.size = size
         self.path = path
         self._lock = threading.Lock()
+        self.erase_hooks: list[Callable[[int, int], None]] = []
         if path is not None and path.exists() and path.stat().st_size == size:
             self.data = bytearray(path.read_bytes())
         else:
@@ -43,6 +45,8 @@ class Flash:
         self._check(offset, length)
         with self._lock:
             self.data[offset : offset + length] = b"\xff" * length
+        for hook in self.erase_hooks:
+            hook(offset, length)
 
     def write(self, offset: int, payload: bytes) -> None:
         self._check(offset, len(payload))
