@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from xzbuild.cli.main import main
 from xzbuild.codegen import readback
-from xzbuild.codegen.writer import find_drift
 from xzbuild.codegen.plan import build_plan
+from xzbuild.codegen.writer import find_drift
 from xzbuild.model import load_boards
 
 

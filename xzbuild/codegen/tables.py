@@ -214,7 +214,9 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     if found is None:
         return text
     start, end, indent, expr = found
-    first = expr.index("BOARD_TYPE_")
+    # The first board term, which may be a gated one: ``(BOARD_TYPE_X && COND)``.
+    term = re.search(r"\(\s*BOARD_TYPE_\w+\s*&&|BOARD_TYPE_", expr)
+    first = term.start() if term else expr.index("BOARD_TYPE_")
     depth, opens = 0, []
     for i, ch in enumerate(expr[:first]):
         if ch == "(":

@@ -1,0 +1,81 @@
+"""`xzbuild boards new` per archetype: golden board file and generated sources; check and drift gate pass.
+
+Regenerate the golden files on purpose with ``XZBUILD_UPDATE_GOLDEN=1 pytest tests/codegen/test_archetypes.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from xzbuild.codegen.archetypes import ARCHETYPES, class_name
+from xzbuild.codegen.plan import archetype_source_name
+
+from .test_generate import run
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("XZBUILD_UPDATE_GOLDEN") == "1"
+
+
+def _compare(golden: Path, produced: Path) -> None:
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_bytes(produced.read_bytes())
+    assert golden.is_file(), f"missing golden file {golden}; run with XZBUILD_UPDATE_GOLDEN=1"
+    assert produced.read_text(encoding="utf-8") == golden.read_text(encoding="utf-8")
+
+
+def test_at_least_five_archetypes() -> None:
+    assert len(ARCHETYPES) >= 5
+    for name in ARCHETYPES:
+        assert (Path(__file__).parents[2] / "templates/archetypes" / f"{name}.cc.j2").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(ARCHETYPES))
+def test_new_board_per_archetype(name: str, firmware: Path, make_boards: Callable[..., Path]) -> None:
+    boards = make_boards()
+    board_dir = f"acme/{name}-kit"
+    rc, _, err = run("boards", "new", board_dir, "--archetype", name, "--yes", "--boards", str(boards),
+                     "--firmware", str(firmware), "--set", "BOOT_BUTTON_GPIO=9")
+    assert rc == 0, err
+    out = firmware / "main/boards" / board_dir
+    _compare(GOLDEN / name / "board.yaml", boards / f"{board_dir}.yaml")
+    for produced in sorted(out.iterdir()):
+        _compare(GOLDEN / name / produced.name, produced)
+    source = out / f"{name.replace('-', '_')}_kit_board.cc"
+    assert source.name == archetype_source_name(_Board(board_dir))
+    text = source.read_text(encoding="utf-8")
+    assert f"DECLARE_BOARD({class_name(board_dir)});" in text
+    assert "BOOT_BUTTON_GPIO" in text and "GPIO_NUM_9" in (out / "config.h").read_text(encoding="utf-8")
+    rc, _, err = run("boards", "check", "--boards", str(boards))
+    assert rc == 0, err
+    rc, diff, _ = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check")
+    assert rc == 0, diff
+    # The generated board is in both tables.
+    assert f"CONFIG_BOARD_TYPE_ACME_{name.upper().replace('-', '_')}_KIT" in (
+        firmware / "main/CMakeLists.txt").read_text(encoding="utf-8")
+
+
+class _Board:
+    def __init__(self, board_dir: str) -> None:
+        self.dir = board_dir
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("NOPE=1", "has no such setting"), ("BOOT_BUTTON_GPIO=99", "not a GPIO"), ("DISPLAY_WIDTH=wide", "integer")],
+)
+def test_bad_answers_are_user_errors(setting: str, message: str, make_boards: Callable[..., Path]) -> None:
+    boards = make_boards()
+    rc, _, err = run("boards", "new", "acme/x", "--archetype", "i2s-spi-lcd", "--yes", "--boards", str(boards),
+                     "--set", setting)
+    assert rc == 1 and message in err and "Traceback" not in err
+
+
+def test_existing_board_is_not_overwritten(make_boards: Callable[..., Path]) -> None:
+    boards = make_boards()
+    rc, _, err = run("boards", "new", "demo-oled", "--archetype", "i2s-simplex-oled", "--yes", "--boards", str(boards))
+    assert rc == 1 and "already exists" in err

@@ -1,0 +1,162 @@
+"""Unit tests: natural label order, config.json formatting and layouts, table splicing, gcc -E equivalence."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xzbuild.codegen import readback
+from xzbuild.codegen.cpp_equiv import compare_headers, gcc_path
+from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
+from xzbuild.codegen.natural import natural_label_key, sort_labels_naturally
+from xzbuild.codegen.tables import BoardTypeRow, rewrite_dependency_list, splice_cmake, splice_kconfig
+from xzbuild.errors import UserError
+
+from .conftest import CMAKE, KCONFIG
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (["Board 2", "Board 1.8", "Board 1.54"], ["Board 1.54", "Board 1.8", "Board 2"]),
+        (["board 10", "Board 9"], ["Board 9", "board 10"]),
+        (["Kit (套件) 2", "Kit 1 (套件)"], ["Kit 1 (套件)", "Kit (套件) 2"]),  # only a trailing CJK group drops
+        (["Zeta", "alpha"], ["alpha", "Zeta"]),
+    ],
+)
+def test_natural_order(labels: list[str], expected: list[str]) -> None:
+    assert sort_labels_naturally(labels) == expected
+
+
+def test_natural_key_drops_trailing_cjk_parenthetical() -> None:
+    assert natural_label_key("Bread Compact Wi-Fi (面包板)") == natural_label_key("bread compact wi-fi")
+    assert natural_label_key("LCD 1.75") == ((0, "lcd "), (1, Decimal("1.75")), (0, ""))
+
+
+def test_canonical_json_format() -> None:
+    value = {"manufacturer": "m", "type": "t", "target": "esp32s3",
+             "builds": [{"name": "n", "legacy_names": ["a", "b"], "sdkconfig_append": []},
+                        {"name": "x", "build_options": {"camera_vflip": True}, "sdkconfig_append": ["CONFIG_A=y"]}]}
+    text = format_config_json(value)
+    expected = json.dumps(value, indent=4, ensure_ascii=False).replace('[\n                "a",\n                "b"\n            ]', '["a", "b"]')
+    assert text == expected + "\n"
+
+
+QUIRKS = [
+    '{\n    "type": "t",\n  "target": "esp32s3",\n  "builds": [\n    {\n      "name": "n",\n      "sdkconfig_append": ["CONFIG_A=y"]\n    }\n  ]\n}\n',
+    '{\n    "type": "t",\n    "target": "esp32",\n    "builds": [{\n        "name": "n",\n        "sdkconfig_append": [\n\t\t\t\t"CONFIG_A=y",  \n            "CONFIG_B=n"\n        ]\n    }]\n} ',
+    '{\n    "type": "t",\n    "target": "esp32",\n    "builds": [\n        {\n            "name": "n",\n            "sdkconfig_append": [\n            ]\n        }\n    ]\n}',
+    '{"type":"ü","target":"esp32","builds":[]}',
+]
+
+
+@pytest.mark.parametrize("text", QUIRKS)
+def test_layout_reproduces_hand_formatting(text: str) -> None:
+    value = json.loads(text)
+    layout = derive_layout(text, value)
+    assert layout is not None
+    assert format_config_json(value, JsonLayout.from_data(layout.to_data())) == text
+
+
+def test_layout_refuses_token_changes() -> None:
+    assert derive_layout('{"type": "t", "target": "x"}', {"target": "x", "type": "t"}) is None
+    assert derive_layout('{"type": "\\u00fc"}', {"type": "ü"}) is None  # escaped spelling is not whitespace
+
+
+def test_stale_layout_is_ignored() -> None:
+    layout = JsonLayout(gaps={999: "\t"}, tail="")
+    assert format_config_json({"a": 1}, layout) == '{\n    "a": 1\n}'
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(json_values)
+def test_format_parses_back(value: object) -> None:
+    text = format_config_json(value)
+    assert json.loads(text) == value
+    assert derive_layout(text, value) == JsonLayout()
+
+
+def _rows() -> list[BoardTypeRow]:
+    return [
+        BoardTypeRow("BOARD_TYPE_B", "Board 10", "esp32s3", "b", text_font="font_noto_sans_basic_16_4",
+                     extra_cmake={"EXTRA_DIR": '"${CMAKE_BINARY_DIR}/x"'}, target_default=True, device_aec=True),
+        BoardTypeRow("BOARD_TYPE_A", "Board 9", "esp32c3", "m/a", emote_resolution="360_360", target_default=True,
+                     display_models=(("oled", "A_SUBCHOICE_OLED"),)),
+    ]
+
+
+def test_splice_kconfig_is_idempotent_and_marked() -> None:
+    once = splice_kconfig(KCONFIG, _rows())
+    assert splice_kconfig(once, _rows()) == once
+    assert "# BEGIN xzbuild board-types" in once and "# END xzbuild board-types" in once
+    assert readback.kconfig_entries(once) == [
+        ("BOARD_TYPE_A", "Board 9", "IDF_TARGET_ESP32C3"),
+        ("BOARD_TYPE_B", "Board 10", "IDF_TARGET_ESP32S3"),
+    ]
+    assert readback.kconfig_defaults(once) == {"IDF_TARGET_ESP32C3": "BOARD_TYPE_A", "IDF_TARGET_ESP32S3": "BOARD_TYPE_B"}
+    assert readback.dependency_terms(once, "choice", "DISPLAY_OLED_TYPE") == {"(BOARD_TYPE_A && A_SUBCHOICE_OLED)"}
+    assert readback.dependency_terms(once, "config", "USE_DEVICE_AEC") == {"BOARD_TYPE_B"}
+    assert "BOARD_TYPE_PLACEHOLDER" not in once
+
+
+def test_splice_cmake() -> None:
+    once = splice_cmake(CMAKE, _rows())
+    assert splice_cmake(once, _rows()) == once
+    assert readback.cmake_table(once) == {
+        "BOARD_TYPE_A": {"BOARD_DIR": '"m/a"', "EMOTE_RESOLUTION": '"360_360"'},
+        "BOARD_TYPE_B": {"BOARD_DIR": '"b"', "BUILTIN_TEXT_FONT": "font_noto_sans_basic_16_4",
+                         "EXTRA_DIR": '"${CMAKE_BINARY_DIR}/x"'},
+    }
+    assert once.index("if(CONFIG_BOARD_TYPE_A)") < once.index("elseif(CONFIG_BOARD_TYPE_B)")
+
+
+def test_empty_dependency_list_hides_the_option() -> None:
+    text = rewrite_dependency_list(KCONFIG, "config", "USE_DEVICE_AEC", [])
+    assert "depends on USE_AUDIO_PROCESSOR && ( \\\n        n)" in text
+
+
+def test_unbalanced_markers_are_a_user_error() -> None:
+    once = splice_cmake(CMAKE, _rows())
+    broken = once.replace("# END xzbuild board-table", "# removed")
+    with pytest.raises(UserError, match="END marker"):
+        splice_cmake(broken, _rows())
+
+
+needs_gcc = pytest.mark.skipif(gcc_path() is None, reason="gcc not installed")
+
+
+@needs_gcc
+def test_header_equivalence(tmp_path: Path) -> None:
+    ref = tmp_path / "ref.h"
+    ref.write_text("#include <driver/gpio.h>\n#define W   240 // width\n#if CONFIG_BIG\n#define H 320\n#else\n#define H 240\n#endif\n")
+    same = tmp_path / "same.h"
+    same.write_text("// banner\n#include <driver/gpio.h>\n#define W 240\n#ifdef CONFIG_BIG\n#define H 320\n#else\n#define H 240\n#endif\n#define EXTRA 1\n")
+    other = tmp_path / "other.h"
+    other.write_text("#define W 241\n")
+    assert compare_headers(ref, same, {"CONFIG_BIG": "1"}, tmp_path / "w").ok
+    assert compare_headers(ref, same, {}, tmp_path / "w").ok
+    result = compare_headers(ref, other, {}, tmp_path / "w")
+    assert not result.ok
+    assert result.missing == ["H"] and result.different == [("W", "240", "241")]
+
+
+@needs_gcc
+def test_header_errors_must_match(tmp_path: Path) -> None:
+    ref = tmp_path / "ref.h"
+    ref.write_text('#ifndef CONFIG_X\n#error "pick X"\n#endif\n')
+    cand = tmp_path / "cand.h"
+    cand.write_text("\n")
+    assert not compare_headers(ref, cand, {}, tmp_path / "w").ok
+    assert compare_headers(ref, cand, {"CONFIG_X": "1"}, tmp_path / "w").ok
