@@ -120,7 +120,7 @@ def convert_font(font_data: bytes, groups: Sequence[CodeGroup], options: FontOpt
                     gid = index_of[code] = face.char_index(code)
                 found = found or gid != 0
             if not found:
-                raise UserError(f"{source}: the font has no glyph for any character of {group.label}; "
+                raise UserError(f"the font has no glyph for any character of {group.label}; "
                                 "check the range or pick another font", Location(source))
         codes = sorted(c for c, g in index_of.items() if g)
         missing = tuple(sorted(c for c, g in index_of.items() if not g))

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from xzbuild.errors import UserError
+from xzbuild.errors import Location, UserError
 
 # Load flags (freetype.h). TARGET_x = (render mode & 15) << 16.
 FT_LOAD_RENDER = 1 << 2
@@ -189,15 +189,18 @@ class Face:
                     count = probe.contents.num_faces
                     lib.FT_Done_Face(probe)
                     raise UserError(f"face index {face_index} does not exist (the file has {count} face(s)); "
-                                    f"use --face-index 0..{count - 1}")
-            raise UserError(f"not a font FreeType can read (error 0x{err:02x}); give a TTF, OTF or TTC file")
+                                    f"use --face-index 0..{count - 1}", Location(source))
+            raise UserError(f"not a font FreeType can read (error 0x{err:02x}); give a TTF, OTF or TTC file",
+                            Location(source))
         rec = self._face.contents
         self.num_faces = int(rec.num_faces)
         self.units_per_em = int(rec.units_per_EM)
         self.family = (rec.family_name or b"").decode("latin-1")
         self.style = (rec.style_name or b"").decode("latin-1")
         if self.units_per_em == 0:
-            raise UserError("font has no scalable outlines (units_per_EM = 0); bitmap-only fonts are not supported")
+            self.close()
+            raise UserError("font has no scalable outlines (units_per_EM = 0); bitmap-only fonts are not supported",
+                            Location(source))
 
     def close(self) -> None:
         """Release the FreeType face."""
