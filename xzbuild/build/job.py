@@ -1,0 +1,198 @@
+"""What one variant build needs (``BuildJob``) and its content-addressed cache key.
+
+The key covers everything that can change the artifacts: the board YAML, the variant's sdkconfig fragment,
+the firmware tree (the board's own ``main/boards/<dir>`` files separately from the rest, so editing one
+board changes only its variants' keys), the ESP-IDF version and runner, and the tool version. A plain
+``touch`` keeps the key (content, not mtimes, decides); editing a board file changes exactly its variants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xzbuild import __version__
+from xzbuild.errors import UserError
+
+if TYPE_CHECKING:
+    from xzbuild.matrix import MatrixEntry
+    from xzbuild.model import FirmwareFacts
+
+# Bump when the artifact layout in the cache changes, so old objects are not reused.
+CACHE_FORMAT = 1
+# Never part of the firmware state: outputs, caches, VCS data, the sdkconfig idf.py rewrites.
+IGNORED_NAMES = {".git", "build", "managed_components", "dist", "releases", ".xzbuild-cache", "__pycache__",
+                 "sdkconfig", "sdkconfig.old", "dependencies.lock", ".vscode", ".idea", ".DS_Store"}
+
+
+@dataclass(frozen=True)
+class BuildJob:
+    """One variant build: identity, idf.py inputs and the release facts."""
+
+    full_name: str
+    name: str  # BOARD_NAME (the OTA-reported name)
+    board: str  # board dir under main/boards
+    board_file: str
+    target: str
+    symbol: str  # CONFIG_BOARD_TYPE_...
+    fragment: str  # sdkconfig defaults fragment text
+    partition_table: str  # path relative to the firmware tree
+    flash_size: str
+    version: str  # PROJECT_VER
+    idf: str
+    preview: bool = False
+    chip_variant: str | None = None
+
+    def describe(self) -> dict[str, object]:
+        """Plain data for records and the cache key."""
+        return asdict(self)
+
+
+def project_version(firmware: Path, facts: FirmwareFacts | None = None) -> str:
+    """``PROJECT_VER`` from the firmware's root CMakeLists.txt (the first ``set(PROJECT_VER`` line)."""
+    try:
+        for line in (firmware / "CMakeLists.txt").read_text(encoding="utf-8").splitlines():
+            if line.startswith("set(PROJECT_VER"):
+                return line.split('"')[1]
+    except (OSError, IndexError):
+        pass
+    if facts is not None and facts.project_ver:
+        return facts.project_ver
+    raise UserError("cannot read set(PROJECT_VER \"...\") from CMakeLists.txt; is this a firmware checkout?",
+                    None)
+
+
+def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, facts: FirmwareFacts, idf: str,
+              options: dict[str, object] | None = None) -> list[BuildJob]:
+    """Build jobs for enabled matrix entries (fragments via ``xzbuild.sdkconfig``)."""
+    from xzbuild.sdkconfig import variant_fragment
+
+    version = project_version(firmware, facts)
+    if "_" in version:
+        raise UserError(f"PROJECT_VER {version!r} contains '_': release names split on it (upstream §9)")
+    jobs = []
+    for entry in entries:
+        variant = entry.variant
+        if variant is None:
+            raise UserError(f"{entry.full_name}: matrix entry without a model variant")
+        fragment = variant_fragment(variant, facts, build_options=options.get(entry.full_name) if options else None)  # type: ignore[arg-type]
+        jobs.append(BuildJob(
+            full_name=entry.full_name, name=entry.name, board=entry.board, board_file=str(variant.board.path),
+            target=entry.target, symbol=fragment.board_symbol, fragment=fragment.text(),
+            partition_table=variant.partition_table, flash_size=variant.flash_size, version=version, idf=idf,
+            preview=entry.preview, chip_variant=entry.chip_variant,
+        ))
+    return jobs
+
+
+class TreeDigest:
+    """Content digests of a firmware tree, with a stat cache so unchanged files are not re-read."""
+
+    def __init__(self, root: Path, stat_cache: Path | None = None) -> None:
+        self.root = root
+        self.stat_cache_path = stat_cache
+        self._stat: dict[str, list[object]] = {}
+        if stat_cache is not None:
+            try:
+                self._stat = json.loads(stat_cache.read_text())
+            except (OSError, ValueError):
+                self._stat = {}
+        self._dirty = False
+        self._files: list[tuple[str, str]] | None = None
+
+    def files(self) -> list[tuple[str, str]]:
+        """(relative path, sha256) of every file, sorted; computed once."""
+        if self._files is None:
+            out = []
+            for rel in sorted(self._walk(self.root, "")):
+                out.append((rel, self._hash(rel)))
+            self._files = out
+            self.save()
+        return self._files
+
+    def _walk(self, base: Path, prefix: str) -> Iterable[str]:
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            return
+        for e in entries:
+            if e.name in IGNORED_NAMES or e.name.startswith("build-") or e.name.endswith(".tmp"):
+                continue
+            rel = f"{prefix}{e.name}"
+            if e.is_dir(follow_symlinks=False):
+                yield from self._walk(Path(e.path), rel + "/")
+            elif e.is_file():
+                yield rel
+
+    def _hash(self, rel: str) -> str:
+        path = self.root / rel
+        st = path.stat()
+        sig = [st.st_size, st.st_mtime_ns]
+        cached = self._stat.get(rel)
+        if cached and cached[:2] == sig:
+            return str(cached[2])
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        self._stat[rel] = [*sig, digest]
+        self._dirty = True
+        return digest
+
+    def save(self) -> None:
+        """Persist the stat cache (atomically) if anything was hashed."""
+        if self._dirty and self.stat_cache_path is not None:
+            from xzbuild.fsutil import atomic_write_text
+
+            atomic_write_text(self.stat_cache_path, json.dumps(self._stat, sort_keys=True))
+            self._dirty = False
+
+    def digest(self, include: str | None = None, exclude_boards: bool = False) -> str:
+        """Digest of the files under ``include`` (a dir prefix), or of everything except per-board dirs."""
+        h = hashlib.sha256()
+        for rel, sha in self.files():
+            if include is not None and not rel.startswith(include):
+                continue
+            if exclude_boards and _is_board_file(rel):
+                continue
+            h.update(f"{rel}\0{sha}\n".encode())
+        return h.hexdigest()
+
+
+def _is_board_file(rel: str) -> bool:
+    """Files under main/boards/<dir>/ belong to one board (main/boards/common stays global)."""
+    return rel.startswith("main/boards/") and not rel.startswith("main/boards/common/") and rel.count("/") >= 3
+
+
+def cache_key(job: BuildJob, tree: TreeDigest, repo_root: Path, runner: str) -> str:
+    """sha256 over the job's inputs; equal keys mean byte-equal artifacts are expected."""
+    board_yaml = (repo_root / job.board_file) if not Path(job.board_file).is_absolute() else Path(job.board_file)
+    try:
+        yaml_digest = hashlib.sha256(board_yaml.read_bytes()).hexdigest()
+    except OSError:
+        raise UserError(f"board file {job.board_file} is missing") from None
+    parts = {
+        "format": CACHE_FORMAT,
+        "tool": __version__,
+        "runner": runner,
+        "job": job.describe(),
+        "board_yaml": yaml_digest,
+        "firmware": tree.digest(exclude_boards=True),
+        "board_sources": tree.digest(include=f"main/boards/{job.board}/"),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def idf_version_from_tree(idf_path: Path) -> str | None:
+    """``MAJOR.MINOR.PATCH`` from ``$IDF_PATH/tools/cmake/version.cmake``, if readable."""
+    try:
+        text = (idf_path / "tools" / "cmake" / "version.cmake").read_text()
+    except OSError:
+        return None
+    parts = [re.search(rf"set\(IDF_VERSION_{k}\s+(\d+)\)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    if not all(parts):
+        return None
+    return ".".join(m.group(1) for m in parts if m)

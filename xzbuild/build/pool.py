@@ -1,0 +1,146 @@
+"""The matrix build: cache lookup, a pool of parallel idf.py runs, release artifacts, result files.
+
+``build_variants`` is the library entry point the ``xzbuild matrix build`` command wraps.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xzbuild import __version__
+from xzbuild.build.job import BuildJob, TreeDigest, cache_key
+from xzbuild.build.progress import BuildProgress
+from xzbuild.build.release import clean_stale, release_variant, write_release_manifest
+from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
+from xzbuild.build.runner import Runner, cached_object, run_job, store_object
+from xzbuild.errors import UserError
+from xzbuild.fsutil import atomic_write_text
+
+
+@dataclass
+class BuildOptions:
+    """Knobs of one matrix build run."""
+
+    jobs: int = 2
+    keep_going: bool = False
+    force: bool = False
+    out: Path = Path("dist")
+    base_url: str = ""
+    shard: str | None = None
+    repo_root: Path = Path(".")
+    live: bool | None = None  # None: live display only on a terminal
+    extra_records: list[BuildRecord] = field(default_factory=list)  # e.g. IDF-disabled variants
+
+
+def _record(job: BuildJob, status: BuildStatus, **kw: object) -> BuildRecord:
+    return BuildRecord(full_name=job.full_name, board=job.board, name=job.name, target=job.target, idf=job.idf,
+                       status=status, **kw)  # type: ignore[arg-type]
+
+
+def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
+                   progress: BuildProgress | None = None) -> list[BuildRecord]:
+    """Build (or reuse) every job; write dist/, results.jsonl, junit.xml and logs; return the records.
+
+    A job whose cache key has a complete object is "cached" and never reaches idf.py; results are
+    appended to ``<out>/.results.partial.jsonl`` as each variant completes and written sorted at the end.
+    """
+    out = options.out
+    out.mkdir(parents=True, exist_ok=True)
+    clean_stale(out)
+    for stale in ("manifest.json", "results.jsonl", "junit.xml"):  # they describe the previous run
+        (out / stale).unlink(missing_ok=True)
+    tree = TreeDigest(runner.firmware, runner.cache_root / "tree-stat.json")
+    keys = {job.full_name: cache_key(job, tree, options.repo_root, runner.mode) for job in jobs}
+    progress = progress or BuildProgress(len(jobs), options.jobs, live=options.live)
+    partial = open(out / ".results.partial.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    lock = threading.Lock()
+    records: dict[str, BuildRecord] = {}
+    stop = threading.Event()
+
+    def finish(record: BuildRecord) -> None:
+        record.shard = options.shard
+        with lock:
+            records[record.full_name] = record
+            partial.write(record.to_json() + "\n")
+            partial.flush()
+        progress.finish(record)
+
+    def release(job: BuildJob, obj: Path, status: BuildStatus, seconds: float, log: str | None) -> None:
+        progress.state(job.full_name, "packaging")
+        key = keys[job.full_name]
+        try:
+            rel = release_variant(job, obj, out, key, options.base_url)
+        except UserError as exc:
+            finish(_record(job, BuildStatus.FAILED, reason=exc.message, error=str(exc), key=key, seconds=seconds,
+                           log=log))
+            return
+        finish(_record(job, status, key=key, seconds=seconds, log=log, app_size=rel["app_size"],
+                       app_partition_size=rel["app_partition_size"],
+                       artifacts={"dir": job.full_name, "zip": rel["zip"]["path"]}))
+
+    def work(job: BuildJob) -> None:
+        if stop.is_set():
+            finish(_record(job, BuildStatus.SKIPPED, reason="not started: an earlier variant failed "
+                                                            "(use --keep-going to build the rest)"))
+            return
+        progress.start(job.full_name)
+        key = keys[job.full_name]
+        log = out / "logs" / f"{job.full_name}.log"
+        outcome = run_job(runner, job, log, on_state=lambda s: progress.state(job.full_name, s))
+        rel_log = os.path.relpath(log, out)
+        if not outcome.ok:
+            finish(_record(job, BuildStatus.FAILED, reason=outcome.reason, error=outcome.error, key=key,
+                           seconds=outcome.seconds, log=rel_log))
+            if not options.keep_going:
+                stop.set()
+            return
+        try:
+            obj = store_object(runner.cache_root, key, runner.build_dir(job),
+                               {"full_name": job.full_name, "key": key, "seconds": outcome.seconds})
+        except UserError as exc:
+            finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, seconds=outcome.seconds,
+                           log=rel_log))
+            return
+        release(job, obj, BuildStatus.BUILT, outcome.seconds, rel_log)
+
+    try:
+        todo: list[BuildJob] = []
+        for job in jobs:
+            obj = None if options.force else cached_object(runner.cache_root, keys[job.full_name])
+            if obj is not None:
+                release(job, obj, BuildStatus.CACHED, 0.0, None)
+            else:
+                todo.append(job)
+        _run_pool(todo, work, options.jobs)
+    finally:
+        progress.close()
+        partial.close()
+        tree.save()
+    all_records = list(records.values()) + options.extra_records
+    write_records(out / "results.jsonl", all_records)
+    atomic_write_text(out / "junit.xml", junit_xml(all_records))
+    (out / ".results.partial.jsonl").unlink(missing_ok=True)
+    version = jobs[0].version if jobs else ""
+    idf = jobs[0].idf if jobs else ""
+    write_release_manifest(out, version, idf, f"xzbuild {__version__}")
+    return sorted(all_records, key=lambda r: r.full_name)
+
+
+def _run_pool(todo: list[BuildJob], work: Callable[[BuildJob], None], jobs: int) -> None:
+    """Run ``work`` over ``todo`` with at most ``jobs`` at once (threads: the work is in subprocesses)."""
+    if not todo:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="xzbuild") as pool:
+        pending: set[Future[None]] = set()
+        queue = list(reversed(todo))
+        while queue or pending:
+            while queue and len(pending) < max(1, jobs):
+                pending.add(pool.submit(work, queue.pop()))
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                fut.result()  # a bug in work() surfaces here instead of being swallowed

@@ -1,0 +1,241 @@
+"""Release artifacts in ``dist/``: upstream's zip, the build outputs, manifests for ESP Web Tools and OTA.
+
+Layout per variant (the build-dir layout, so ``dist/<full_name>`` works as a pytest-embedded build dir)::
+
+    dist/v<version>_<full_name>.zip          one member, merged-binary.bin (upstream's name and layout)
+    dist/<full_name>/merged-binary.bin, xiaozhi.bin, bootloader/bootloader.bin,
+                     partition_table/partition-table.bin, ota_data_initial.bin, [generated_assets.bin],
+                     flasher_args.json, config/sdkconfig.json,
+                     webtools-factory.json, webtools-update.json, ota.json,
+                     release.json                      written last: the variant's completeness marker
+    dist/manifest.json                      every complete variant (sha256, sizes, offsets, versions)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xzbuild.build.images import verify_image
+from xzbuild.build.job import BuildJob
+from xzbuild.build.webtools import CHIP_FAMILIES, factory_manifest, update_manifest, validate_manifest
+from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import atomic_open, atomic_write_text
+
+RELEASE_RECORD = "release.json"
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamp: same inputs, same zip bytes
+
+
+@dataclass(frozen=True)
+class FlashFile:
+    """One image and where it goes."""
+
+    role: str
+    path: str  # relative to the variant dir
+    offset: int
+
+
+def zip_name(version: str, full_name: str) -> str:
+    """Upstream's release archive name (``releases/v<PROJECT_VER>_<full_name>.zip``)."""
+    return f"v{version}_{full_name}.zip"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_flasher_args(path: Path) -> tuple[str, dict[str, str], list[FlashFile]]:
+    """(chip, flash settings, images by role) from ESP-IDF's flasher_args.json (both spellings accepted)."""
+    try:
+        args = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read flasher_args.json: {exc}", Location(str(path))) from None
+    extra = args.get("extra_esptool_args", {})
+    chip = extra.get("chip")
+    if not chip:
+        raise UserError("extra_esptool_args.chip is missing", Location(str(path)))
+    settings = dict(args.get("flash_settings", {}))
+    roles = {"partition_table": "partition-table"}
+    files: list[FlashFile] = []
+    seen: set[str] = set()
+    for key, value in args.items():
+        if isinstance(value, dict) and {"offset", "file"} <= set(value):
+            files.append(FlashFile(roles.get(key, key), value["file"], int(value["offset"], 16)))
+            seen.add(value["file"])
+    for offset, file in args.get("flash_files", {}).items():
+        if file not in seen:
+            files.append(FlashFile(Path(file).stem, file, int(offset, 16)))
+    return chip, settings, sorted(files, key=lambda f: f.offset)
+
+
+def _role(files: list[FlashFile], role: str) -> FlashFile | None:
+    return next((f for f in files if f.role == role), None)
+
+
+def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
+    """Validate one variant's outputs (images, table, app fit); the facts the manifests need.
+
+    Raises ``UserError`` naming the problem, e.g. an app larger than its OTA partition with both sizes.
+    """
+    from xzbuild.partitions import check_app_fits, parse_binary
+
+    chip, settings, files = read_flasher_args(src / "flasher_args.json")
+    if chip != job.target:
+        raise UserError(f"{job.full_name}: flasher_args.json says chip {chip}, the board says {job.target}")
+    app, boot, table_file = _role(files, "app"), _role(files, "bootloader"), _role(files, "partition-table")
+    if app is None or boot is None or table_file is None:
+        raise UserError(f"{job.full_name}: flasher_args.json lacks the app, bootloader or partition table")
+    if not (src / "merged-binary.bin").is_file():
+        raise UserError(f"{job.full_name}: merged-binary.bin is missing (idf.py merge-bin did not run)")
+    table = parse_binary((src / table_file.path).read_bytes(), f"{job.full_name}/{table_file.path}")
+    app_bytes = (src / app.path).read_bytes()
+    info = verify_image(app_bytes, chip, f"{job.full_name}/{app.path}", kind="app")
+    boot_info = verify_image((src / boot.path).read_bytes(), chip, f"{job.full_name}/{boot.path}",
+                             kind="bootloader")
+    slots = table.apps()
+    try:
+        check_app_fits(table, info.length, f"{job.full_name}: {app.path}")
+    except UserError as exc:  # keep the numbers, drop the binary's pseudo-location
+        raise UserError(exc.message) from None
+    assert info.app_desc is not None and boot_info.bootloader_desc is not None
+    return {
+        "chip": chip, "settings": settings, "files": files, "app": app, "app_size": info.length,
+        "app_partition_size": min((p.size for p in slots), default=0),
+        "app_version": info.app_desc.version, "project_name": info.app_desc.project_name,
+        "idf_ver": info.app_desc.idf_ver, "chip_revision": {"min": _rev(info.min_rev_full),
+                                                            "max": _rev(info.max_rev_full)},
+        "assets": next((f for f in files if f.role == "assets"), None),
+        "otadata": _role(files, "otadata"),
+    }
+
+
+def _rev(full: int) -> str:
+    return f"v{full // 100}.{full % 100}"
+
+
+def write_zip(path: Path, merged: Path) -> None:
+    """Upstream's archive: one deflated member ``merged-binary.bin``; fixed timestamp; atomic."""
+    member = zipfile.ZipInfo("merged-binary.bin", ZIP_DATE)
+    member.compress_type = zipfile.ZIP_DEFLATED
+    member.external_attr = 0o644 << 16
+    with atomic_open(path, "wb") as fh, zipfile.ZipFile(fh, "w") as zf, zf.open(member, "w") as out,\
+            open(merged, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
+
+
+def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "") -> dict[str, Any]:
+    """Materialise ``dist/<full_name>`` and the zip from a cache object; returns the release record.
+
+    A variant whose ``release.json`` already carries ``key`` is left alone (no copy on a no-op rebuild).
+    """
+    final = out / job.full_name
+    current = read_release(final)
+    if current is not None and current.get("key") == key and (out / current["zip"]["path"]).is_file():
+        return current
+    facts = check_release_inputs(job, src)
+    stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"))
+    name = f"xiaozhi {job.full_name}"
+    manifests: dict[str, str | None] = {"factory": None, "update": None}
+    note = None
+    if job.target in CHIP_FAMILIES:
+        factory = factory_manifest(name, facts["app_version"], job.target, "merged-binary.bin")
+        # An update keeps NVS: app and assets at their offsets, plus blank otadata so the bootloader
+        # starts the slot just written even if the device last ran the other OTA slot.
+        parts = [(f.path, f.offset) for f in (facts["otadata"], facts["app"], facts["assets"]) if f is not None]
+        update = update_manifest(name, facts["app_version"], job.target, parts)
+        for kind, manifest in (("factory", factory), ("update", update)):
+            validate_manifest(manifest)
+            (stage / f"webtools-{kind}.json").write_text(json.dumps(manifest, indent=2) + "\n")
+            manifests[kind] = f"{job.full_name}/webtools-{kind}.json"
+    else:
+        note = f"ESP Web Tools has no chip family for {job.target}"
+    app_url = f"{base_url.rstrip('/')}/{job.full_name}/{facts['app'].path}" if base_url else \
+        f"{job.full_name}/{facts['app'].path}"
+    (stage / "ota.json").write_text(json.dumps({"firmware": {"version": facts["app_version"], "url": app_url}},
+                                               indent=2) + "\n")
+    zpath = out / zip_name(job.version, job.full_name)
+    write_zip(zpath, stage / "merged-binary.bin")
+    record: dict[str, Any] = {
+        "full_name": job.full_name, "name": job.name, "board": job.board, "target": job.target,
+        "chip_variant": job.chip_variant, "key": key, "project_name": facts["project_name"],
+        "app_version": facts["app_version"], "project_version": job.version, "idf_version": facts["idf_ver"],
+        "chip_revision": facts["chip_revision"], "flash_settings": facts["settings"],
+        "app_size": facts["app_size"], "app_partition_size": facts["app_partition_size"],
+        "zip": {"path": zpath.name, "size": zpath.stat().st_size, "sha256": sha256_file(zpath)},
+        "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
+        + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
+        "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
+    }
+    (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    _swap_in(stage, final)
+    return record
+
+
+def _file_entry(stage: Path, full_name: str, f: FlashFile) -> dict[str, Any]:
+    path = stage / f.path
+    return {"role": f.role, "path": f"{full_name}/{f.path}", "offset": f.offset, "size": path.stat().st_size,
+            "sha256": sha256_file(path)}
+
+
+def _swap_in(stage: Path, final: Path) -> None:
+    """Replace ``final`` with ``stage``: at every instant ``final`` is absent, the old or the new variant."""
+    trash = None
+    if final.exists():
+        trash = final.with_name(f".{final.name}.{os.getpid()}.old.tmp")
+        os.rename(final, trash)
+    os.rename(stage, final)
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def read_release(variant_dir: Path) -> dict[str, Any] | None:
+    """The variant's ``release.json`` if the directory is complete, else None."""
+    try:
+        return dict(json.loads((variant_dir / RELEASE_RECORD).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def write_release_manifest(out: Path, project_version: str, idf: str, tool: str) -> dict[str, Any]:
+    """``dist/manifest.json`` over every complete variant found in ``out`` (so shards' outputs merge)."""
+    variants = []
+    for child in sorted(out.iterdir()) if out.is_dir() else []:
+        if child.name.startswith(".") or not child.is_dir():
+            continue
+        record = read_release(child)
+        if record is None:
+            continue
+        zpath = out / record["zip"]["path"]
+        if not zpath.is_file() or zpath.stat().st_size != record["zip"]["size"]:
+            continue  # a zip from another run: the pair is not complete
+        variants.append(record)
+    manifest = {"schema_version": 1, "project_version": project_version, "idf": idf, "tool": tool,
+                "count": len(variants), "variants": variants}
+    atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def clean_stale(out: Path) -> None:
+    """Remove temp dirs/files an interrupted run left in ``out`` (never a complete artifact)."""
+    if not out.is_dir():
+        return
+    for child in out.iterdir():
+        if child.name.startswith(".") and child.name.endswith(".tmp"):
+            if child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)

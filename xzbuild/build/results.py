@@ -1,0 +1,131 @@
+"""Build results: a status enum plus a reason per variant, JSON-lines records that merge across shards, JUnit XML."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from xzbuild.errors import Location, UserError
+
+
+class BuildStatus(enum.StrEnum):
+    """What happened to one variant in one run."""
+
+    BUILT = "built"  # idf.py ran and the artifacts were stored
+    CACHED = "cached"  # a successful artifact with the same cache key already existed
+    FAILED = "failed"  # idf.py (or a release check) failed; reason quotes the first error
+    SKIPPED = "skipped"  # not attempted (an earlier failure without --keep-going, or interrupted)
+    DISABLED = "disabled"  # the variant is not built at this IDF version
+
+    @property
+    def ok(self) -> bool:
+        """Built or cached: the artifacts exist."""
+        return self in (BuildStatus.BUILT, BuildStatus.CACHED)
+
+
+# Statuses in merge priority: when two shards report the same variant, the more final one wins.
+_RANK = {BuildStatus.BUILT: 4, BuildStatus.CACHED: 3, BuildStatus.FAILED: 2, BuildStatus.SKIPPED: 1,
+         BuildStatus.DISABLED: 0}
+
+
+@dataclass
+class BuildRecord:
+    """One JSON line per variant (keys are stable; readers ignore unknown ones)."""
+
+    full_name: str
+    board: str
+    name: str
+    target: str
+    idf: str
+    status: BuildStatus
+    reason: str | None = None
+    key: str | None = None
+    seconds: float = 0.0
+    log: str | None = None
+    app_size: int | None = None
+    app_partition_size: int | None = None
+    error: str | None = None  # the first compiler/linker error line, when the build failed
+    shard: str | None = None
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """One line, keys sorted (deterministic)."""
+        data = asdict(self)
+        data["status"] = str(self.status)
+        data["seconds"] = round(self.seconds, 3)
+        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, line: str, where: Location) -> BuildRecord:
+        """Parse one line; unknown keys are ignored so newer writers stay readable."""
+        try:
+            data = json.loads(line)
+            known = {f.name for f in fields(cls)}
+            data = {k: v for k, v in data.items() if k in known}
+            data["status"] = BuildStatus(data["status"])
+            return cls(**data)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"not a build record: {exc}", where) from None
+
+
+def write_records(path: Path, records: Iterable[BuildRecord]) -> None:
+    """Write JSON lines sorted by full_name, atomically."""
+    from xzbuild.fsutil import atomic_write_text
+
+    atomic_write_text(path, "".join(r.to_json() + "\n" for r in sorted(records, key=lambda r: r.full_name)))
+
+
+def read_records(path: Path) -> list[BuildRecord]:
+    """Read a JSON-lines file written by ``write_records`` (or appended to during a run)."""
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            out.append(BuildRecord.from_json(line, Location(str(path), number)))
+    return out
+
+
+def merge_records(groups: Iterable[Iterable[BuildRecord]]) -> list[BuildRecord]:
+    """Combine records of several shards/runs: per variant the most final status wins, then the later file."""
+    merged: dict[str, BuildRecord] = {}
+    for group in groups:
+        for record in group:
+            old = merged.get(record.full_name)
+            if old is None or _RANK[record.status] >= _RANK[old.status]:
+                merged[record.full_name] = record
+    return [merged[k] for k in sorted(merged)]
+
+
+def junit_xml(records: list[BuildRecord], suite: str = "xzbuild.matrix.build") -> str:
+    """JUnit XML: one testcase per variant; failed → <failure>, skipped/disabled → <skipped>."""
+    failures = sum(r.status is BuildStatus.FAILED for r in records)
+    skipped = sum(r.status in (BuildStatus.SKIPPED, BuildStatus.DISABLED) for r in records)
+    total = sum(r.seconds for r in records)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f"<testsuites><testsuite name={quoteattr(suite)} tests=\"{len(records)}\" failures=\"{failures}\" "
+             f"errors=\"0\" skipped=\"{skipped}\" time=\"{total:.3f}\">"]
+    for r in sorted(records, key=lambda r: r.full_name):
+        head = (f"<testcase classname={quoteattr(f'{r.target}.{r.board}')} name={quoteattr(r.full_name)} "
+                f"time=\"{r.seconds:.3f}\"")
+        if r.status is BuildStatus.FAILED:
+            body = escape(r.error or r.reason or "")
+            lines.append(f"{head}><failure message={quoteattr(r.reason or 'failed')}>{body}</failure>"
+                         f"<system-out>{escape(r.log or '')}</system-out></testcase>")
+        elif r.status in (BuildStatus.SKIPPED, BuildStatus.DISABLED):
+            lines.append(f"{head}><skipped message={quoteattr(r.reason or str(r.status))}/></testcase>")
+        else:
+            lines.append(f"{head}><properties><property name=\"status\" value={quoteattr(str(r.status))}/>"
+                         "</properties></testcase>")
+    lines.append("</testsuite></testsuites>")
+    return "\n".join(lines) + "\n"
+
+
+def summary_counts(records: Iterable[BuildRecord]) -> dict[str, int]:
+    """Count per status, every status present (for the summary line and bench output)."""
+    counts = {str(s): 0 for s in BuildStatus}
+    for r in records:
+        counts[str(r.status)] += 1
+    return counts

@@ -1,0 +1,231 @@
+"""Running one variant: the idf.py command lines (local or in a container), the log, the cache object.
+
+Each variant gets its own build directory and sdkconfig (``-B <dir> -DSDKCONFIG=<dir>/sdkconfig``), so
+variants of different targets build side by side from one checkout. Outputs are copied into a temporary
+cache-object directory that is renamed into place only after every file is there: an interrupted run
+never leaves an object that looks complete, and the next run resumes from the objects that are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xzbuild.build.job import BuildJob
+from xzbuild.errors import UserError
+
+FRAGMENT_NAME = "xzbuild.sdkconfig.defaults"
+OBJECT_RECORD = "xzbuild-object.json"
+_ERROR_PATTERNS = [
+    re.compile(r"^\S.*?:\d+(?::\d+)?: (?:fatal )?error: .*$", re.M),  # gcc/clang
+    re.compile(r"^.*undefined reference to .*$", re.M),  # ld
+    re.compile(r"^CMake Error.*$", re.M),
+    re.compile(r"^(?:Error|ERROR|error)[: ].*$", re.M),
+]
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How idf.py is reached: ``local`` (idf.py on PATH) or ``docker:IMAGE`` (a container per variant)."""
+
+    firmware: Path
+    build_root: Path
+    cache_root: Path
+    mode: str = "local"
+    container_runtime: str = "docker"
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def image(self) -> str | None:
+        """The container image, or None for local builds."""
+        return self.mode.split(":", 1)[1] if self.mode.startswith("docker:") else None
+
+    def build_dir(self, job: BuildJob) -> Path:
+        """The variant's own build directory."""
+        return self.build_root / job.full_name
+
+    def idf_commands(self, job: BuildJob, *, container: bool = False) -> list[list[str]]:
+        """``idf.py ... build`` then ``idf.py ... merge-bin`` with host or container paths."""
+        fw = "/project" if container else str(self.firmware)
+        build = f"/builds/{job.full_name}" if container else str(self.build_dir(job))
+        has_base = (self.firmware / "sdkconfig.defaults").is_file()
+        defaults = ";".join([*(["sdkconfig.defaults"] if has_base else []), f"{build}/{FRAGMENT_NAME}"])
+        preview = ["--preview"] if job.preview else []
+        return [
+            ["idf.py", *preview, "-C", fw, "-B", build, f"-DSDKCONFIG={build}/sdkconfig",
+             f"-DSDKCONFIG_DEFAULTS={defaults}", f"-DIDF_TARGET={job.target}", f"-DBOARD_NAME={job.name}", "build"],
+            ["idf.py", *preview, "-C", fw, "-B", build, "merge-bin"],
+        ]
+
+    def cache_env(self) -> dict[str, str]:
+        """Shared ccache and component-manager caches (one per machine, used by every variant)."""
+        return {
+            "IDF_CCACHE_ENABLE": "1",
+            "CCACHE_DIR": str(self.cache_root / "ccache"),
+            "CCACHE_BASEDIR": str(self.firmware),  # relative paths in hashes: hits across build dirs
+            "CCACHE_NOHASHDIR": "1",
+            "IDF_COMPONENT_CACHE_PATH": str(self.cache_root / "components"),
+        }
+
+    def commands(self, job: BuildJob) -> list[list[str]]:
+        """The exact processes to run for ``job`` (one container run wraps both idf.py steps)."""
+        if self.image is None:
+            return self.idf_commands(job)
+        inner = " && ".join(shlex.join(c) for c in self.idf_commands(job, container=True))
+        env = {"IDF_CCACHE_ENABLE": "1", "CCACHE_DIR": "/cache/ccache", "CCACHE_BASEDIR": "/project",
+               "CCACHE_NOHASHDIR": "1", "IDF_COMPONENT_CACHE_PATH": "/cache/components"}
+        uid = f"{os.getuid()}:{os.getgid()}" if hasattr(os, "getuid") else "1000:1000"
+        return [[
+            self.container_runtime, "run", "--rm", "-u", uid,
+            "-v", f"{self.firmware}:/project", "-v", f"{self.build_root}:/builds", "-v", f"{self.cache_root}:/cache",
+            *[a for k, v in sorted(env.items()) for a in ("-e", f"{k}={v}")],
+            "-w", "/project", self.image, "bash", "-c", inner,
+        ]]
+
+
+@dataclass
+class Outcome:
+    """Result of running one job's commands."""
+
+    ok: bool
+    seconds: float
+    log: Path
+    error: str | None = None
+    reason: str | None = None
+
+
+def first_error(log_text: str) -> str | None:
+    """The first compiler/linker/CMake error line of a build log (what the failure summary quotes)."""
+    for pattern in _ERROR_PATTERNS:
+        m = pattern.search(log_text)
+        if m:
+            return m.group(0).strip()
+    lines = [line for line in log_text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else None
+
+
+def _load_libc() -> object | None:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+# Loaded once in the parent: the child must not dlopen between fork and exec (other threads may hold locks).
+_LIBC = _load_libc()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGKILL the child when xzbuild dies, so a killed run leaves no builder behind."""
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGKILL)  # type: ignore[attr-defined]  # PR_SET_PDEATHSIG
+
+
+@contextlib.contextmanager
+def build_dir_lock(path: Path) -> Iterator[None]:
+    """Exclusive lock on a variant's build dir (two runs never build into the same directory at once)."""
+    import fcntl
+
+    path.mkdir(parents=True, exist_ok=True)
+    with open(path / ".xzbuild.lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"{path} is being built by another xzbuild process") from None
+        yield
+
+
+def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[str], None] | None = None,
+            stop: Callable[[], bool] | None = None) -> Outcome:
+    """Write the fragment, run the commands with output to ``log_path``, and report the first error."""
+    build = runner.build_dir(job)
+    started = time.monotonic()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with build_dir_lock(build), open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        (build / FRAGMENT_NAME).write_text(job.fragment, encoding="utf-8")
+        # Defaults only fill keys sdkconfig lacks, so a stale sdkconfig would hide fragment changes
+        # (upstream moves it to sdkconfig.old for the same reason).
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(build / "sdkconfig", build / "sdkconfig.old")
+        env = {**os.environ, **runner.cache_env(), **runner.env}
+        for step, command in zip(("building", "merging"), runner.commands(job), strict=False):
+            if stop is not None and stop():
+                return Outcome(False, time.monotonic() - started, log_path, None, "interrupted")
+            if on_state:
+                on_state(step)
+            log.write(f"$ {shlex.join(command)}\n")
+            log.flush()
+            try:
+                proc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False,
+                                      cwd=runner.firmware, preexec_fn=_die_with_parent)
+            except FileNotFoundError:
+                msg = f"{command[0]} not found on PATH"
+                log.write(msg + "\n")
+                return Outcome(False, time.monotonic() - started, log_path, msg, msg)
+            if proc.returncode != 0:
+                log.flush()
+                text = log_path.read_text(encoding="utf-8", errors="replace")
+                err = first_error(text)
+                return Outcome(False, time.monotonic() - started, log_path, err,
+                               f"{command[0]} {step.removesuffix('ing')} exited {proc.returncode}")
+    return Outcome(True, time.monotonic() - started, log_path)
+
+
+def collect_outputs(build: Path) -> dict[str, str]:
+    """Relative paths of the files a release needs, read from the build's flasher_args.json."""
+    try:
+        args = json.loads((build / "flasher_args.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{build}/flasher_args.json missing or invalid: {exc}") from None
+    files = {path: path for path in args.get("flash_files", {}).values()}
+    for extra in ("flasher_args.json", "merged-binary.bin", "config/sdkconfig.json", "project_description.json"):
+        if (build / extra).is_file():
+            files[extra] = extra
+    missing = [p for p in files if not (build / p).is_file()]
+    if missing:
+        raise UserError(f"{build}: build outputs missing: {', '.join(sorted(missing))}")
+    return files
+
+
+def store_object(cache_root: Path, key: str, build: Path, record: dict[str, object]) -> Path:
+    """Copy the outputs into ``objects/<key>`` via a temp dir + rename; returns the object dir."""
+    final = object_dir(cache_root, key)
+    if final.is_dir() and (final / OBJECT_RECORD).is_file():
+        return final
+    tmp = cache_root / "tmp" / f"{key}.{os.getpid()}.{time.monotonic_ns()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    files = collect_outputs(build)
+    for rel in files:
+        dest = tmp / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(build / rel, dest)
+    (tmp / OBJECT_RECORD).write_text(json.dumps({**record, "files": sorted(files)}, sort_keys=True, indent=1))
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(tmp, final)
+    except OSError:  # another process stored the same key first; theirs is as good as ours
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def object_dir(cache_root: Path, key: str) -> Path:
+    """Where the artifacts for ``key`` live."""
+    return cache_root / "objects" / key[:2] / key
+
+
+def cached_object(cache_root: Path, key: str) -> Path | None:
+    """The object dir if a complete object exists for ``key``."""
+    d = object_dir(cache_root, key)
+    return d if (d / OBJECT_RECORD).is_file() else None
