@@ -39,7 +39,7 @@ def test_new_board_per_archetype(name: str, firmware: Path, make_boards: Callabl
     boards = make_boards()
     board_dir = f"acme/{name}-kit"
     rc, _, err = run("boards", "new", board_dir, "--archetype", name, "--yes", "--boards", str(boards),
-                     "--firmware", str(firmware), "--set", "BOOT_BUTTON_GPIO=9")
+                     "--firmware", str(firmware), "--set", "BOOT_BUTTON_GPIO=48")
     assert rc == 0, err
     out = firmware / "main/boards" / board_dir
     _compare(GOLDEN / name / "board.yaml", boards / f"{board_dir}.yaml")
@@ -49,7 +49,7 @@ def test_new_board_per_archetype(name: str, firmware: Path, make_boards: Callabl
     assert source.name == archetype_source_name(_Board(board_dir))
     text = source.read_text(encoding="utf-8")
     assert f"DECLARE_BOARD({class_name(board_dir)});" in text
-    assert "BOOT_BUTTON_GPIO" in text and "GPIO_NUM_9" in (out / "config.h").read_text(encoding="utf-8")
+    assert "BOOT_BUTTON_GPIO" in text and "GPIO_NUM_48" in (out / "config.h").read_text(encoding="utf-8")
     rc, _, err = run("boards", "check", "--boards", str(boards))
     assert rc == 0, err
     rc, diff, _ = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check")
@@ -66,7 +66,8 @@ class _Board:
 
 @pytest.mark.parametrize(
     ("setting", "message"),
-    [("NOPE=1", "has no such setting"), ("BOOT_BUTTON_GPIO=99", "not a GPIO"), ("DISPLAY_WIDTH=wide", "integer")],
+    [("NOPE=1", "has no such setting"), ("BOOT_BUTTON_GPIO=99", "not a GPIO"), ("DISPLAY_WIDTH=wide", "integer"),
+     ("BOOT_BUTTON_GPIO=4", "both GPIO_NUM_4")],
 )
 def test_bad_answers_are_user_errors(setting: str, message: str, make_boards: Callable[..., Path]) -> None:
     boards = make_boards()

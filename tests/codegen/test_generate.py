@@ -149,3 +149,13 @@ def test_kconfig_check_names_the_board_line(firmware: Path, make_boards: Callabl
     assert "'CONFIG_USE_ESP_WAKE_WORD=y' is dropped" in lines[0] and "esp32s3" in lines[0]
     rc, _, _ = run("boards", "kconfig-check", "--firmware", str(firmware), "--boards", str(boards), "--strict")
     assert rc == 1
+
+
+def test_removed_board_is_reported_stale(firmware: Path, make_boards: Callable[..., Path]) -> None:
+    boards = make_boards()
+    run("generate", "--firmware", str(firmware), "--boards", str(boards))
+    (boards / "acme/lcd.yaml").unlink()
+    run("generate", "--firmware", str(firmware), "--boards", str(boards))
+    rc, _, err = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check")
+    assert rc == 1
+    assert "main/boards/acme/lcd/config.json: no board file produces this board" in err

@@ -50,8 +50,9 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
         if drift and not as_json:
             sys.stdout.write(writer.unified_diff(drift))
         summary["drift"] = [d.path for d in drift]
+        summary["stale"] = plan.stale
         click.echo(f"generate --check: {len(drift)} of {len(plan.files)} generated files differ", err=True)
-        rc = 1 if drift else 0
+        rc = 1 if drift or plan.stale else 0
     elif out is not None:
         written = writer.write_overlay(plan.files, out)
         summary["written"] = written
@@ -61,6 +62,9 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
         written = writer.write_changed(plan.files, firmware)
         summary["written"] = written
         click.echo(f"wrote {len(written)} changed files ({len(plan.files) - len(written)} unchanged) in {firmware}",
+                   err=True)
+    for path in plan.stale:
+        click.echo(f"{path}: no board file produces this board any more; delete its directory (git rm -r)",
                    err=True)
     if check_kconfig:
         if firmware is None:

@@ -47,16 +47,16 @@ def _q(key: str, prompt: str, default: str | int, kind: str = "gpio") -> Questio
 
 _RATES = (_q("AUDIO_INPUT_SAMPLE_RATE", "Microphone sample rate (Hz)", 24000, "int"),
           _q("AUDIO_OUTPUT_SAMPLE_RATE", "Speaker sample rate (Hz)", 24000, "int"))
-_CODEC_I2S = (_q("AUDIO_I2S_GPIO_MCLK", "I2S MCLK", 16), _q("AUDIO_I2S_GPIO_WS", "I2S WS (LRCK)", 45),
-              _q("AUDIO_I2S_GPIO_BCLK", "I2S BCLK", 9), _q("AUDIO_I2S_GPIO_DIN", "I2S DIN (codec ADC -> chip)", 10),
-              _q("AUDIO_I2S_GPIO_DOUT", "I2S DOUT (chip -> codec DAC)", 8),
+_CODEC_I2S = (_q("AUDIO_I2S_GPIO_MCLK", "I2S MCLK", 38), _q("AUDIO_I2S_GPIO_WS", "I2S WS (LRCK)", 13),
+              _q("AUDIO_I2S_GPIO_BCLK", "I2S BCLK", 14), _q("AUDIO_I2S_GPIO_DIN", "I2S DIN (codec ADC -> chip)", 12),
+              _q("AUDIO_I2S_GPIO_DOUT", "I2S DOUT (chip -> codec DAC)", 45),
               _q("AUDIO_CODEC_PA_PIN", "Speaker amplifier enable (NC if none)", 46),
-              _q("AUDIO_CODEC_I2C_SDA_PIN", "Codec I2C SDA", 17), _q("AUDIO_CODEC_I2C_SCL_PIN", "Codec I2C SCL", 18))
+              _q("AUDIO_CODEC_I2C_SDA_PIN", "Codec I2C SDA", 1), _q("AUDIO_CODEC_I2C_SCL_PIN", "Codec I2C SCL", 2))
 _SIMPLEX = (_q("AUDIO_I2S_MIC_GPIO_WS", "Microphone WS", 4), _q("AUDIO_I2S_MIC_GPIO_SCK", "Microphone SCK", 5),
             _q("AUDIO_I2S_MIC_GPIO_DIN", "Microphone data", 6), _q("AUDIO_I2S_SPK_GPIO_DOUT", "Amplifier data", 7),
             _q("AUDIO_I2S_SPK_GPIO_BCLK", "Amplifier BCLK", 15), _q("AUDIO_I2S_SPK_GPIO_LRCK", "Amplifier LRCK", 16))
 _SPI_LCD = (_q("DISPLAY_MOSI_PIN", "LCD MOSI (SDA)", 47), _q("DISPLAY_CLK_PIN", "LCD SCLK", 21),
-            _q("DISPLAY_DC_PIN", "LCD DC", 40), _q("DISPLAY_RST_PIN", "LCD reset (NC if none)", 45),
+            _q("DISPLAY_DC_PIN", "LCD DC", 40), _q("DISPLAY_RST_PIN", "LCD reset (NC if none)", 39),
             _q("DISPLAY_CS_PIN", "LCD CS", 41), _q("DISPLAY_BACKLIGHT_PIN", "LCD backlight (PWM)", 42),
             _q("DISPLAY_WIDTH", "LCD width (px)", 240, "int"), _q("DISPLAY_HEIGHT", "LCD height (px)", 320, "int"),
             _q("DISPLAY_MIRROR_X", "Mirror X", "false", "bool"), _q("DISPLAY_MIRROR_Y", "Mirror Y", "false", "bool"),
@@ -81,7 +81,7 @@ ARCHETYPES: dict[str, Archetype] = {
             "wifi-box-qspi-amoled", "Wi-Fi, ES8311 + ES7210 (box codec, AEC reference), SH8601-class QSPI AMOLED",
             "wifi",
             _RATES + _CODEC_I2S + (
-                _q("DISPLAY_QSPI_CS_PIN", "AMOLED CS", 12), _q("DISPLAY_QSPI_CLK_PIN", "AMOLED PCLK", 11),
+                _q("DISPLAY_QSPI_CS_PIN", "AMOLED CS", 9), _q("DISPLAY_QSPI_CLK_PIN", "AMOLED PCLK", 11),
                 _q("DISPLAY_QSPI_D0_PIN", "AMOLED D0", 4), _q("DISPLAY_QSPI_D1_PIN", "AMOLED D1", 5),
                 _q("DISPLAY_QSPI_D2_PIN", "AMOLED D2", 6), _q("DISPLAY_QSPI_D3_PIN", "AMOLED D3", 7),
                 _q("DISPLAY_QSPI_RST_PIN", "AMOLED reset", 8),
@@ -116,7 +116,7 @@ ARCHETYPES: dict[str, Archetype] = {
         Archetype(
             "ml307-es8311-spi-lcd", "ML307 4G module (UART), ES8311 codec, ST7789-class SPI LCD", "ml307",
             _RATES + _CODEC_I2S + _SPI_LCD + _BOOT + (
-                _q("ML307_TX_PIN", "ML307 TX (chip -> module)", 11), _q("ML307_RX_PIN", "ML307 RX (module -> chip)", 12),
+                _q("ML307_TX_PIN", "ML307 TX (chip -> module)", 17), _q("ML307_RX_PIN", "ML307 RX (module -> chip)", 18),
                 _q("ML307_DTR_PIN", "ML307 DTR (NC if not wired)", "NC"),
             ),
             _ES8311 + _SPI_LCD_FIXED,

@@ -42,6 +42,8 @@ class Plan:
     # config.json whose hand whitespace was kept from the checkout because the model has no layout for it.
     kept_layouts: list[str] = field(default_factory=list)
     custom_sources: dict[str, list[str]] = field(default_factory=dict)
+    # config.json files in the checkout that no board file produces (a board removed from boards/).
+    stale: list[str] = field(default_factory=list)
 
 
 def board_rows(board_set: BoardSet) -> list[BoardTypeRow]:
@@ -196,6 +198,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
                 plan.custom_sources[board.dir] = _check_custom_sources(board, firmware / base)
         else:
             plan.files[f"{base}/{archetype_source_name(board)}"] = archetype_source_text(board).encode("utf-8")
+    if firmware is not None and not only:
+        plan.stale = _stale_config_json(firmware, {b.dir for b in board_set.boards})
     rows = board_rows(board_set)
     _check_unique(rows)
     kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
@@ -209,6 +213,14 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
         plan.files[OVERLAY_TABLES["kconfig"]] = kc.encode("utf-8")
         plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows).encode("utf-8")
     return plan
+
+
+def _stale_config_json(firmware: Path, known: set[str]) -> list[str]:
+    root = firmware / BOARDS_DIR
+    if not root.is_dir():
+        return []
+    found = (p.parent.relative_to(root).as_posix() for p in root.rglob("config.json"))
+    return sorted(f"{BOARDS_DIR}/{d}/config.json" for d in found if d not in known and not d.startswith("common"))
 
 
 def _select(board_set: BoardSet, names: list[str]) -> list[Board]:
