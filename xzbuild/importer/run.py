@@ -206,6 +206,9 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         hardware, items = structure_header(parsed.items)
         if hardware:
             data["hardware"] = hardware
+        shared = _shared_gpios(hardware, items)
+        if shared:
+            data["shared_gpios"] = shared
         if parsed.guard:
             data["config_h_guard"] = parsed.guard
         data["config_h"] = items_to_yaml(items)
@@ -282,3 +285,22 @@ Imported from xiaozhi-esp32 commit `{commit}` ({date or "date unknown"}) with
 
 Re-running the import on the same checkout leaves these files unchanged. Validate with `xzbuild boards check`.
 """
+
+
+def _shared_gpios(hardware: dict[str, Any], items: list[Any]) -> list[int]:
+    """Pins upstream really uses for two signals in one scope; recorded so the validator accepts them."""
+    from xzbuild.parts import gpio_conflicts
+    from xzbuild.parts.items import Conditional, HardwareSlot
+
+    pins = {pin for pin, _, _ in gpio_conflicts(hardware)}
+
+    def walk(tree: list[Any]) -> None:
+        for item in tree:
+            if isinstance(item, HardwareSlot) and item.values is not None:
+                pins.update(pin for pin, _, _ in gpio_conflicts(item.values))
+            elif isinstance(item, Conditional):
+                for _, body in item.branches:
+                    walk(body)
+
+    walk(items)
+    return sorted(pins)

@@ -20,7 +20,7 @@ from xzbuild.model.yamlmarks import MarkedDoc, join
 from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw
 
 BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
-              "variants", "hardware", "config_h_guard", "config_h"]
+              "variants", "hardware", "shared_gpios", "config_h_guard", "config_h"]
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
                 "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
@@ -60,6 +60,16 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         from xzbuild.parts import check_hardware
 
         board.hardware = check_hardware(ck, data["hardware"], "hardware")
+    if "shared_gpios" in data:
+        raw = data["shared_gpios"]
+        if isinstance(raw, list):
+            for i, pin in enumerate(raw):
+                if isinstance(pin, int) and not isinstance(pin, bool) and pin >= 0:
+                    board.shared_gpios.append(pin)
+                else:
+                    ck.error(join("shared_gpios", i), f"expected a GPIO number, got {describe(pin)}")
+        else:
+            ck.error("shared_gpios", f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
         board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
     board.config_h = _items(ck, data.get("config_h", []), "config_h")

@@ -87,23 +87,27 @@ def load_boards(root: Path, validate: bool = True) -> BoardSet:
         errors.append(UserError(f"missing {FIRMWARE_FILE} (firmware-global facts); run `xzbuild boards import`",
                                 Location(_display(root, fw_path))))
     boards: list[Board] = []
+    unreadable = 0
     for path in board_files(root):
         try:
             doc = load_marked(path, _display(root, path))
         except UserError as exc:
             errors.append(exc)
+            unreadable += 1
             continue
         board, ck = board_from_doc(doc, board_dir_for(root, path))
         errors.extend(ck.errors)
         if board is not None:
             boards.append(board)
+        else:
+            unreadable += 1
     boards.sort(key=lambda b: b.dir)
     bs = BoardSet(root=root, boards=boards, firmware=firmware)
     _resolve(bs, errors)
     if validate:
         from xzbuild.model.validate import validate_board_set
 
-        errors.extend(validate_board_set(bs))
+        errors.extend(validate_board_set(bs, complete=unreadable == 0))
     if errors:
         raise UserErrors(_sorted_errors(errors))
     return bs

@@ -89,6 +89,8 @@ def board_schema() -> dict[str, Any]:
             "kconfig": {"type": "array", "items": kconfig},
             "variants": {"type": "array", "items": variant},
             "hardware": {"$ref": "#/$defs/hardware"},
+            "shared_gpios": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                             "description": "GPIOs the board deliberately uses for more than one signal."},
             "config_h_guard": {"type": "string"},
             "config_h": {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}},
         },

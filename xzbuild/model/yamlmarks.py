@@ -96,6 +96,11 @@ def load_marked(path: Path, display_path: str | None = None, text: str | None = 
         mark = exc.problem_mark or exc.context_mark
         what = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        content = text.rstrip()
+        if mark is not None and mark.index >= len(content) and content:
+            # "found <stream end>" points past the file; the last character written is the useful place.
+            line = content.count("\n") + 1
+            col = len(content) - (content.rfind("\n") + 1)
         raise UserError(f"invalid YAML: {what}; fix the syntax at this position", Location(shown, line, col)) from None
     except yaml.YAMLError as exc:
         raise UserError(f"invalid YAML: {' '.join(str(exc).split())}", Location(shown, 1, 1)) from None

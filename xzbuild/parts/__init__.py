@@ -30,9 +30,13 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
     for name, cfg in parts.items():
         part = PARTS[name]
         ppath = join(path, name)
-        data = ck.mapping(cfg, ppath, [f.name for f in part.fields] + ["macros"])
+        data = ck.mapping(cfg, ppath, [f.name for f in part.fields] + ["macros", "notes"])
         clean: dict[str, Any] = {}
         for key, val in data.items():
+            if key == "notes":
+                notes = ck.mapping(val, join(ppath, "notes"), [f.name for f in part.fields])
+                clean["notes"] = {k: v for k, v in notes.items() if ck.typed(v, join(ppath, f"notes.{k}"), str)}
+                continue
             if key == "macros":
                 spelled = ck.mapping(val, join(ppath, "macros"), [f.name for f in part.fields])
                 good = {}
@@ -58,13 +62,39 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
     return out
 
 
+def gpio_uses(hardware: dict[str, dict[str, Any]]) -> list[tuple[int, str, str | None]]:
+    """(pin, "part.field", bus) for every numbered GPIO in one structured block, in emission order."""
+    uses = []
+    for name, part in PARTS.items():
+        cfg = hardware.get(name, {})
+        for f in part.fields:
+            pin = cfg.get(f.name)
+            if f.kind == "gpio" and isinstance(pin, int) and not isinstance(pin, bool) and pin >= 0:
+                uses.append((pin, f"{name}.{f.name}", f.bus))
+    return uses
+
+
+def gpio_conflicts(hardware: dict[str, dict[str, Any]]) -> list[tuple[int, str, str]]:
+    """(pin, field, earlier field) for pins used twice in one block, except by fields of the same shared bus."""
+    first: dict[int, tuple[str, str | None]] = {}
+    out = []
+    for pin, key, bus in gpio_uses(hardware):
+        if pin in first:
+            other, other_bus = first[pin]
+            if bus is None or bus != other_bus:
+                out.append((pin, key, other))
+        else:
+            first[pin] = (key, bus)
+    return out
+
+
 def emit_hardware(hardware: dict[str, dict[str, Any]]) -> list[Item]:
     """Defines for a structured block, in registry part order then field order."""
     items: list[Item] = []
     for name, part in PARTS.items():
         if name in hardware:
-            for macro, text, field in part.emit(hardware[name]):
-                items.append(Define(macro, text, None, None, field))
+            for macro, text, comment, field in part.emit(hardware[name]):
+                items.append(Define(macro, text, comment, None, field))
     return items
 
 

@@ -17,6 +17,7 @@ class Field:
     kind: str
     macros: tuple[str, ...]
     doc: str = ""
+    bus: str | None = None  # pins of fields with the same bus (e.g. "i2c_sda") may be shared
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,21 @@ class Part:
             "additionalProperties": False,
             "properties": {f.name: {"enum": list(f.macros)} for f in self.fields if len(f.macros) > 1},
         }
+        props["notes"] = {
+            "type": "object", "description": "Comment emitted after a field's macro.", "additionalProperties": False,
+            "properties": {f.name: {"type": "string"} for f in self.fields},
+        }
         return {"type": "object", "description": self.doc, "additionalProperties": False, "properties": props}
 
-    def emit(self, cfg: dict[str, Any]) -> list[tuple[str, str, str]]:
-        """(macro, value text, field path) for each field set in ``cfg``, in the part's field order."""
+    def emit(self, cfg: dict[str, Any]) -> list[tuple[str, str, str | None, str]]:
+        """(macro, value text, comment, field path) for each field set in ``cfg``, in field order."""
         spelled = cfg.get("macros", {})
+        notes = cfg.get("notes", {})
         out = []
         for f in self.fields:
             if f.name in cfg:
                 macro = spelled.get(f.name, f.macros[0])
-                out.append((macro, values.emit(f.kind, cfg[f.name]), f"{self.name}.{f.name}"))
+                out.append((macro, values.emit(f.kind, cfg[f.name]), notes.get(f.name), f"{self.name}.{f.name}"))
         return out
 
 
@@ -58,12 +64,24 @@ def _describe(f: Field) -> str:
     return f"{f.doc} (macro: {names})" if f.doc else f"macro: {names}"
 
 
+_REF = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "a C constant or macro name"}
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
-    "gpio": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "NC"}]},
-    "int": {"type": "integer"},
-    "bool": {"type": "boolean"},
+    "gpio": {"oneOf": [{"type": "integer", "minimum": -1}, _REF]},
+    "int": {"oneOf": [{"type": "integer"}, _REF]},
+    "bool": {"oneOf": [{"type": "boolean"}, _REF]},
     "flag": {"const": True},
     "ident": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
     "addr": {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[A-Za-z_][A-Za-z0-9_]*)$"},
     "text": {"type": "string", "minLength": 1},
 }
+
+
+def F(name: str, kind: str, *macros: str, bus: str | None = None, doc: str = "") -> Field:  # noqa: N802
+    """Shorthand for a Field declaration in part tables."""
+    return Field(name, kind, tuple(macros), doc, bus)
+
+
+def family(name: str, kind: str, count: int, *patterns: str, start: int = 0, bus: str | None = None) -> list[Field]:
+    """Numbered fields (``data0``..): each pattern is formatted with the index (``BSP_LCD_DATA{}``)."""
+    return [Field(name.format(i), kind, tuple(p.format(i) for p in patterns), "", bus)
+            for i in range(start, start + count)]

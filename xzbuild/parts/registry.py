@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from xzbuild.parts.base import Field, Part
 
-PART_MODULES: tuple[str, ...] = ()
+# Emission order of structured blocks; adding a part = one new module + one name here.
+PART_MODULES: tuple[str, ...] = (
+    "audio", "codec", "i2c", "display", "display_parallel", "display_mipi", "display2", "epaper", "touch",
+    "buttons", "leds", "camera", "power", "network", "io_expander", "peripherals",
+)
 
 
 def _load() -> dict[str, Part]:

@@ -74,15 +74,23 @@ def parse(kind: str, text: str) -> Any:
     text = " ".join(text.split())
     if kind == "flag":
         return True if text == "" else None
+    norm = normalize(text)
+    ref = norm if _IDENT.match(norm) and norm not in ("true", "false", "NC") else None
     if kind == "gpio":
-        if text == "GPIO_NUM_NC":
+        if norm == "GPIO_NUM_NC":
             return "NC"
-        m = _GPIO.match(normalize(text))
-        return int(m.group(1)) if m else None
+        if norm == "-1":
+            return -1
+        m = _GPIO.match(norm)
+        if m:
+            return int(m.group(1))
+        return ref
     if kind == "int":
-        return const_int(text)
+        value = const_int(text)
+        return value if value is not None else ref
     if kind == "bool":
-        return {"true": True, "false": False}.get(normalize(text))
+        found = {"true": True, "false": False}.get(norm)
+        return found if found is not None else ref
     if kind == "ident":
         return text if _IDENT.match(text) and text not in ("true", "false") else None
     if kind == "addr":
@@ -96,8 +104,12 @@ def emit(kind: str, value: Any) -> str:
     """C text for a YAML value of ``kind`` (inverse of ``parse``)."""
     if kind == "flag":
         return ""
+    if isinstance(value, str) and kind in ("gpio", "int", "bool") and value != "NC":
+        return value  # a reference to another macro or constant, kept verbatim
     if kind == "gpio":
-        return "GPIO_NUM_NC" if value == "NC" else f"GPIO_NUM_{value}"
+        if value == "NC":
+            return "GPIO_NUM_NC"
+        return "-1" if value == -1 else f"GPIO_NUM_{value}"
     if kind == "int":
         return str(value)
     if kind == "bool":
@@ -107,12 +119,16 @@ def emit(kind: str, value: Any) -> str:
 
 def check(kind: str, value: Any) -> str | None:
     """Error text if ``value`` is not valid YAML data for ``kind`` (None when fine)."""
+    is_ref = isinstance(value, str) and bool(_IDENT.match(value)) and value not in ("true", "false")
     if kind == "gpio":
-        if value == "NC" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        if value == "NC" or is_ref or (isinstance(value, int) and not isinstance(value, bool) and value >= -1):
             return None
-        return "expected a GPIO number or NC"
+        return "expected a GPIO number, NC, -1 or a C constant name"
     if kind == "int":
-        return None if isinstance(value, int) and not isinstance(value, bool) else "expected an integer"
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or is_ref
+        return None if ok else "expected an integer"
+    if kind == "bool" and is_ref:
+        return None
     if kind in ("bool", "flag"):
         if kind == "flag" and value is not True:
             return "expected true (the macro is defined without a value); remove the key to leave it undefined"
@@ -120,8 +136,8 @@ def check(kind: str, value: Any) -> str | None:
     if kind == "ident":
         return None if isinstance(value, str) and _IDENT.match(value) else "expected a C identifier"
     if kind == "addr":
-        ok = isinstance(value, str) and (_HEX.match(value) or _IDENT.match(value))
-        return None if ok else "expected a hex address like '0x18' or a C constant name"
+        addr_ok = isinstance(value, str) and bool(_HEX.match(value) or _IDENT.match(value))
+        return None if addr_ok else "expected a hex address like '0x18' or a C constant name"
     if kind == "text":
         return None if isinstance(value, str) and value and "\n" not in value else "expected one line of C text"
     return f"unknown kind {kind}"
