@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Benchmark: our cbin font writer vs the reference converter on a GB2312 CJK set (30/4 and 16/4).
+
+    .venv/bin/python bench/font_convert.py [--reference PATH/lv_font_conv.js] [--repeat N] [--json]
+
+The charset is the 6,763 GB2312 hanzi (decoded from Python's gb2312 codec) plus ASCII 0x20-0x7E; the font is
+Debian's Noto Sans CJK SC (``NotoSansCJK-Regular.ttc`` face 2). Our side runs the real CLI in a child
+process (``xzbuild assets font``, so Python start-up is included) and reads the TTC directly.
+
+The reference (78/lv_font_conv at c420999, run with node) is used when ``--reference`` or the environment
+variable ``LV_FONT_CONV`` points at its ``lv_font_conv.js``. It cannot read .ttc files, so face 2 is
+first extracted with fontTools into a temporary .otf, as in ../shared/fixtures/fonts/README.md. Both
+outputs are compared byte for byte. Without a reference the script reports our times and says so.
+Nothing here downloads anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TTC = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+FACE = 2
+PROFILES = [(30, 4), (16, 4)]
+FLAGS = ["--no-compress", "--no-prefilter", "--force-fast-kern-format"]
+
+
+def gb2312_hanzi() -> str:
+    """The 6,763 hanzi of GB2312 (rows 0xB0-0xF7), in code order of the encoding."""
+    out = []
+    for hi in range(0xB0, 0xF8):
+        for lo in range(0xA1, 0xFF):
+            try:
+                out.append(bytes([hi, lo]).decode("gb2312"))
+            except UnicodeDecodeError:
+                continue
+    return "".join(out)
+
+
+def _timed(cmd: list[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        best = min(best, time.perf_counter() - t)
+        if proc.returncode != 0:
+            sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd[:6])} ...\n{proc.stderr.strip()}")
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--reference", default=os.environ.get("LV_FONT_CONV"), help="path to lv_font_conv.js")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the best time counts")
+    ap.add_argument("--json", action="store_true", help="print results as JSON")
+    args = ap.parse_args()
+    if not TTC.is_file():
+        sys.exit(f"{TTC} not found: install Debian's fonts-noto-cjk")
+    reference = Path(args.reference) if args.reference else None
+    node = shutil.which("node")
+    if reference is not None and (not reference.is_file() or node is None):
+        print(f"reference not usable ({reference}, node={'found' if node else 'missing'}); timing ours only",
+              file=sys.stderr)
+        reference = None
+
+    hanzi = gb2312_hanzi()
+    xzbuild = str(Path(sys.executable).with_name("xzbuild"))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="xzbuild-bench-font-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        charset = tmp / "gb2312.txt"
+        charset.write_text(hanzi, encoding="utf-8")
+        otf = tmp / "NotoSansCJKsc-Regular.otf"
+        if reference is not None:
+            from fontTools.ttLib import TTCollection
+
+            TTCollection(str(TTC), recalcTimestamp=False).fonts[FACE].save(str(otf))
+        for size, bpp in PROFILES:
+            ours_out = tmp / f"ours_{size}_{bpp}.bin"
+            ours_cmd = [xzbuild, "assets", "font", str(TTC), "--face-index", str(FACE), "--size", str(size),
+                        "--bpp", str(bpp), "--range", "0x20-0x7E", "--charset-file", str(charset),
+                        "-o", str(ours_out)]
+            ours_s = _timed(ours_cmd, args.repeat)
+            ours = ours_out.read_bytes()
+            row: dict[str, object] = {
+                "profile": f"{size}/{bpp}", "glyphs": 95 + len(hanzi), "bytes": len(ours),
+                "ours_s": round(ours_s, 3), "ours_sha256": hashlib.sha256(ours).hexdigest(),
+            }
+            if reference is not None and node is not None:
+                ref_out = tmp / f"ref_{size}_{bpp}.bin"
+                ref_cmd = [node, str(reference), *FLAGS, "--font", str(otf), "--format", "cbin", "--bpp", str(bpp),
+                           "--size", str(size), "-r", "0x20-0x7E", "--symbols", hanzi, "-o", str(ref_out)]
+                ref_s = _timed(ref_cmd, args.repeat)
+                ref = ref_out.read_bytes()
+                row.update(reference_s=round(ref_s, 3), ratio=round(ref_s / ours_s, 1), identical=ref == ours,
+                           reference_sha256=hashlib.sha256(ref).hexdigest())
+            results.append(row)
+
+    if args.json:
+        print(json.dumps({"reference": str(reference) if reference else None, "results": results}, indent=2))
+    else:
+        print(f"GB2312 hanzi + ASCII ({95 + len(hanzi)} code points), {TTC.name} face {FACE}")
+        for r in results:
+            line = f"  {r['profile']:>5}: ours {r['ours_s']:.2f} s, {r['bytes']} bytes"
+            if "reference_s" in r:
+                line += (f"; reference {r['reference_s']:.2f} s; {r['ratio']}x faster; "
+                         f"bytes {'IDENTICAL' if r['identical'] else 'DIFFER'}")
+            print(line)
+        if reference is None:
+            print("reference converter absent (set --reference or LV_FONT_CONV to lv_font_conv.js): "
+                  "no ratio, no byte comparison")
+    failed = any(r.get("identical") is False for r in results)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
