@@ -49,8 +49,34 @@ class Cache:
     def __init__(self, root: Path | None) -> None:
         self.root = root
         self._memory: dict[str, bytes] = {}
+        self._digests: dict[str, str] | None = None
+        self._digests_dirty = False
         self.hits = 0
         self.misses = 0
+
+    def digest(self, path: Path) -> str:
+        """:func:`file_digest`, remembered across runs by (path, size, mtime) so warm runs hash nothing big."""
+        st = path.stat()
+        key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+        if self._digests is None:
+            self._digests = {}
+            index = None if self.root is None else self.root / "digests.json"
+            if index is not None and index.is_file():
+                try:
+                    self._digests = json.loads(index.read_text(encoding="utf-8"))
+                except ValueError:
+                    self._digests = {}
+        if key not in self._digests:
+            self._digests[key] = file_digest(path)
+            self._digests_dirty = True
+        return self._digests[key]
+
+    def flush(self) -> None:
+        """Persist the digest index (call once at the end of a run)."""
+        if self.root is not None and self._digests_dirty and self._digests is not None:
+            text = json.dumps(self._digests, sort_keys=True, indent=0)
+            atomic_write_bytes(self.root / "digests.json", text.encode())
+            self._digests_dirty = False
 
     def _path(self, kind: str, key: str) -> Path | None:
         return None if self.root is None else self.root / kind / key[:2] / key

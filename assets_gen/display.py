@@ -1,5 +1,8 @@
 """A variant's display resolution, read from its config.h ``DISPLAY_WIDTH``/``DISPLAY_HEIGHT`` macros.
 
+The macros come from the board model's config.h emitter (``xzbuild.parts.emit_config_h``), the same items
+code generation writes, so structured hardware fields and raw escape hatches are both covered.
+
 Boards choose the panel with ``#ifdef CONFIG_LCD_...`` blocks, so the macros are evaluated against the
 variant's effective sdkconfig. Only simple conditions (``ifdef``/``ifndef``/``[el]if [defined] X``/
 ``else``) are understood; anything else is treated as unknown and yields no size rather than a guess.
@@ -8,7 +11,7 @@ variant's effective sdkconfig. Only simple conditions (``ifdef``/``ifndef``/``[e
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from xzbuild.model import Variant
@@ -24,7 +27,9 @@ def display_size(variant: Variant) -> tuple[int, int] | None:
         return w, h
     config = {k.removeprefix("CONFIG_"): v for k, v in variant.effective_sdkconfig.items()}
     macros: dict[str, str] = {}
-    if not _walk(variant.board.config_h, config, macros):
+    from xzbuild.parts import emit_config_h
+
+    if not _walk(emit_config_h(variant.board), config, macros):
         return None
     try:
         width, height = int(macros.get("DISPLAY_WIDTH", "")), int(macros.get("DISPLAY_HEIGHT", ""))
@@ -49,7 +54,7 @@ def _walk(items: list[Any], config: dict[str, str], macros: dict[str, str]) -> b
 
 
 def _choose(branches: list[tuple[str | None, list[Any]]], config: dict[str, str],
-            macros: dict[str, str]) -> list[Any] | None | bool:
+            macros: dict[str, str]) -> list[Any] | None | Literal[False]:
     for cond, body in branches:
         if cond is None:
             return body

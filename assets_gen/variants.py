@@ -1,0 +1,310 @@
+"""Per-variant bundles: make shared members once, pack, check against the partition, write.
+
+Each plan (:mod:`assets_gen.plan`) gets a content key computed *without* making anything (digests of the
+inputs plus parameters). A bundle whose key matches the one recorded in ``<out>/<variant>/assets.json``
+is left alone; otherwise its members come from the content cache (a font used by 60 variants is made
+once; distinct fonts are converted in parallel), the bundle is packed, checked and written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assets_gen.bundle import BundleSpec, assemble, check_fits
+from assets_gen.cache import DEFAULT_DIR, Cache, make_key
+from assets_gen.explicit import DARK, LIGHT
+from assets_gen.plan import Overrides, VariantPlan, plan_variants
+from assets_gen.textfont import FontProfile, check_source
+from assets_gen.wakeword import reserved_size
+from xzbuild.errors import UserError
+
+BUILDER_VERSION = "1"  # bump when member bytes would change for the same inputs
+
+
+@dataclass
+class VariantResult:
+    """The outcome for one variant: ok / cached, skipped (with the reason) or failed (with the reason)."""
+
+    name: str
+    status: str  # ok | cached | skipped | failed
+    reason: str = ""
+    path: str = ""
+    size: int = 0
+    partition_size: int | None = None
+    members: list[tuple[str, int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Skipped variants are fine (they have no default assets); failures are not."""
+        return self.status != "failed"
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"variant": self.name, "status": self.status, "reason": self.reason, "path": self.path,
+                "size": self.size, "partition_size": self.partition_size,
+                "members": [{"name": n, "size": s} for n, s in self.members], "notes": self.notes, "key": self.key}
+
+
+def build_variants(boards_dir: Path, names: list[str], all_variants: bool, out_dir: Path, ov: Overrides,
+                   jobs: int | None = None, cache_dir: Path | None = None,
+                   progress: Callable[[str], None] | None = None) -> list[VariantResult]:
+    """Plan, make and write the bundles of the selected variants; returns one result per variant."""
+    cache = Cache(cache_dir or DEFAULT_DIR)
+    plans = plan_variants(boards_dir, names, all_variants, ov, cache)
+    maker = MemberMaker(cache, ov)
+    keys = {p.name: maker.key_for(p) for p in plans if not p.skip}
+    stale = [p for p in plans if not p.skip and not _unchanged(out_dir, p.name, keys[p.name])]
+    maker.prepare_fonts([p.font for p in stale if p.font], jobs, progress)
+    results = []
+    for plan in plans:
+        result = build_one(plan, maker, out_dir, keys.get(plan.name, ""))
+        results.append(result)
+        if progress:
+            progress(f"{result.status:>7} {result.name} {result.reason}".rstrip())
+    cache.flush()
+    return results
+
+
+def _record(out_dir: Path, name: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads((out_dir / name / "assets.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _unchanged(out_dir: Path, name: str, key: str) -> dict[str, Any] | None:
+    """The recorded result if ``<out>/<name>/assets.bin`` was built from exactly this key and is intact."""
+    rec = _record(out_dir, name)
+    target = out_dir / name / "assets.bin"
+    if rec and rec.get("key") == key and target.is_file() and target.stat().st_size == rec.get("size"):
+        return rec
+    return None
+
+
+def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) -> VariantResult:
+    """Make (or recognise as unchanged) one variant's bundle and write it with its report."""
+    from assets_gen.inspect import inspect_bundle
+    from xzbuild.fsutil import atomic_write_text, write_if_changed
+
+    result = VariantResult(plan.name, "ok", partition_size=plan.partition_size, notes=list(plan.notes))
+    if plan.skip:
+        result.status, result.reason = "skipped", plan.skip
+        return result
+    result.notes += maker.notes_for(plan)
+    if plan.font is None and plan.emoji is None and not plan.wake.models and not maker.has_skin(plan):
+        result.status, result.reason = "skipped", "nothing to pack (no assets font, emoji, wake word or skin)"
+        return result
+    target = out_dir / plan.name / "assets.bin"
+    result.path, result.key = str(target), key
+    previous = _unchanged(out_dir, plan.name, key)
+    if previous:
+        result.status, result.size = "cached", int(previous["size"])
+        result.members = [(m["name"], m["size"]) for m in previous["members"]]
+        return result
+    try:
+        bundle = assemble(maker.spec_for(plan))
+        result.size, result.members = bundle.size, list(bundle.members)
+        assert plan.partition_size is not None
+        check_fits(bundle, plan.partition_size, plan.name)
+        report = inspect_bundle(bundle.data, plan.partition_size)
+        if not report.ok:
+            raise UserError(f"{plan.name}: bundle fails inspect: {'; '.join(report.errors)}")
+    except UserError as exc:
+        result.status, result.reason = "failed", str(exc)
+        return result
+    write_if_changed(target, bundle.data)
+    atomic_write_text(target.with_name("assets.json"), json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
+    return result
+
+
+def format_results(results: list[VariantResult]) -> str:
+    """One line per variant (with notes) plus a summary line."""
+    lines = []
+    for r in results:
+        size = f"{r.size:>10,} / {r.partition_size:>10,} B" if r.partition_size and r.size else " " * 27
+        lines.append(f"{r.status:<8} {r.name:<48} {size}  {r.reason}".rstrip())
+        lines += [f"         note: {n}" for n in r.notes]
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("ok", "cached", "skipped", "failed")}
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no variants")
+    return "\n".join(lines)
+
+
+class MemberMaker:
+    """Keys and makes members; everything expensive goes through the content cache."""
+
+    def __init__(self, cache: Cache, ov: Overrides) -> None:
+        self.cache = cache
+        self.ov = ov
+
+    def has_skin(self, plan: VariantPlan) -> bool:
+        """Backgrounds apply when given and the variant has a pixel display."""
+        return plan.display is not None and bool(self.ov.background or self.ov.background_dark)
+
+    # -- keys (cheap: digests are remembered across runs) ------------------------------------------
+    def font_key(self, profile: FontProfile) -> str:
+        """Content key of a converted font: source bytes, profile, charset, FreeType version."""
+        from assets_gen.textfont import CHARSET_FILE, converter_id
+
+        check_source(profile)
+        return make_key("font", source=self.cache.digest(profile.source), face=profile.face_index,
+                        size=profile.size, bpp=profile.bpp, autohint_off=profile.autohint_off,
+                        charset=self.cache.digest(CHARSET_FILE), converter=converter_id(), builder=BUILDER_VERSION)
+
+    def _emoji_key(self, source: str, size: int) -> str:
+        from assets_gen.emoji import NOTO_COLOR_EMOJI
+
+        if source == "dir":
+            assert self.ov.emoji_dir is not None
+            files = sorted(p for p in self.ov.emoji_dir.rglob("*") if p.is_file())
+            return make_key("emoji-dir", size=size, files=[(str(p), self.cache.digest(p)) for p in files],
+                            tools=_pillow_id())
+        return make_key("emoji", font=self.cache.digest(NOTO_COLOR_EMOJI), size=size, tools=_pillow_id())
+
+    def _models_key(self, plan: VariantPlan) -> Any:
+        if not plan.wake.models:
+            return None
+        if self.ov.esp_sr is None:
+            return ["reserved", list(plan.wake.models)]
+        out = []
+        for sub, names in (("wakenet_model", plan.wake.wakenet), ("multinet_model", plan.wake.multinet)):
+            for name in names:
+                d = self.ov.esp_sr / sub / name
+                files = sorted(p for p in d.iterdir() if p.is_file()) if d.is_dir() else []
+                out.append([name, [(p.name, self.cache.digest(p)) for p in files]])
+        return [out, plan.wake.custom.as_json() if plan.wake.custom else None]
+
+    def _skin_key(self, plan: VariantPlan) -> Any:
+        if not self.has_skin(plan):
+            return None
+        light, dark = self._background_sources()
+        return [self.cache.digest(light), self.cache.digest(dark), plan.display, _pillow_id()]
+
+    def key_for(self, plan: VariantPlan) -> str:
+        """The bundle's content key, computed without making any member."""
+        return make_key("bundle", builder=BUILDER_VERSION,
+                        font=self.font_key(plan.font) if plan.font else None,
+                        emoji=self._emoji_key(*plan.emoji) if plan.emoji else None,
+                        wake=self._models_key(plan), skin=self._skin_key(plan))
+
+    # -- members ------------------------------------------------------------------------------------
+    def prepare_fonts(self, profiles: list[FontProfile], jobs: int | None,
+                      progress: Callable[[str], None] | None) -> None:
+        """Convert every distinct font not yet cached, in parallel processes when there are several."""
+        from assets_gen.textfont import convert_profile
+
+        todo = {self.font_key(p): p for p in dict.fromkeys(profiles)}
+        todo = {k: p for k, p in todo.items() if self.cache.get("font", k) is None}
+        if not todo:
+            return
+        if progress:
+            progress(f"converting {len(todo)} text font(s): " + ", ".join(f"{p.size}/{p.bpp}" for p in todo.values()))
+        if len(todo) == 1 or jobs == 1:
+            for key, p in todo.items():
+                self.cache.put("font", key, convert_profile(p))
+            return
+        # Biggest fonts first so the pool's last task is a short one.
+        order = sorted(todo, key=lambda k: -todo[k].size)
+        with ProcessPoolExecutor(max_workers=min(jobs or 2, len(order))) as pool:
+            for key, data in zip(order, pool.map(convert_profile, [todo[k] for k in order]), strict=True):
+                self.cache.put("font", key, data)
+
+    def spec_for(self, plan: VariantPlan) -> BundleSpec:
+        """The bundle spec of a plan, members made or taken from the cache."""
+        from assets_gen.textfont import convert_profile
+
+        spec = BundleSpec()
+        if plan.font:
+            profile = plan.font
+            data = self.cache.get_or_make("font", self.font_key(profile), lambda: convert_profile(profile))
+            spec.font = (profile.member_name, data)
+        if plan.emoji:
+            spec.emoji = self._emoji(*plan.emoji)
+        self._models(plan, spec)
+        if self.has_skin(plan):
+            self._backgrounds(plan, spec)
+        return spec
+
+    def notes_for(self, plan: VariantPlan) -> list[str]:
+        """Human notes about reserved (unavailable) wake-word models."""
+        if plan.wake.models and self.ov.esp_sr is None:
+            return [f"wake word {', '.join(plan.wake.models)}: room reserved, model files not packed "
+                    "(pass --esp-sr <esp-sr>/model to pack them)"]
+        return []
+
+    def _emoji(self, source: str, size: int) -> list[Any]:
+        from assets_gen import emoji
+
+        if source == "dir":
+            assert self.ov.emoji_dir is not None
+            emoji_dir = self.ov.emoji_dir
+
+            def make() -> bytes:
+                return _pack_files(emoji.resize_collection(emoji.load_emoji_dir(emoji_dir), size))
+        else:
+
+            def make() -> bytes:
+                return _pack_files(emoji.render_font_collection(size))
+
+        blob = self.cache.get_or_make("emoji", self._emoji_key(source, size), make)
+        return [emoji.EmojiFile(n, d) for n, d in _unpack_files(blob)]
+
+    def _models(self, plan: VariantPlan, spec: BundleSpec) -> None:
+        from assets_gen.wakeword import load_models
+
+        if not plan.wake.models:
+            return
+        spec.multinet = plan.wake.custom
+        if self.ov.esp_sr is None:
+            spec.reserved = {name: reserved_size(name) for name in plan.wake.models}
+        else:
+            spec.srmodels = load_models(plan.wake, self.ov.esp_sr)
+
+    def _background_sources(self) -> tuple[Path, Path]:
+        light = self.ov.background or self.ov.background_dark
+        dark = self.ov.background_dark or self.ov.background
+        assert light is not None and dark is not None
+        return light, dark
+
+    def _backgrounds(self, plan: VariantPlan, spec: BundleSpec) -> None:
+        from assets_gen.image import load_background
+
+        assert plan.display is not None
+        w, h = plan.display
+        for src, theme in zip(self._background_sources(), (LIGHT, DARK), strict=True):
+
+            def make(src: Path = src, matte: str = theme.background_color) -> bytes:
+                return load_background(src, w, h, matte)
+
+            key = make_key("bg", src=self.cache.digest(src), w=w, h=h, matte=theme.background_color, tools=_pillow_id())
+            spec.backgrounds.append((str(theme.background_image), self.cache.get_or_make("background", key, make)))
+        spec.skin = {"light": LIGHT, "dark": DARK}
+
+
+def _pillow_id() -> str:
+    import PIL
+    from PIL import features
+
+    return f"pillow {PIL.__version__} ft {features.version('freetype2')} zlib {features.version('zlib')}"
+
+
+def _pack_files(files: list[Any]) -> bytes:
+    """Several small files in one cache blob: JSON header line, then the bytes back to back."""
+    header = json.dumps([[f.file, len(f.data)] for f in files]).encode() + b"\n"
+    return header + b"".join(f.data for f in files)
+
+
+def _unpack_files(blob: bytes) -> list[tuple[str, bytes]]:
+    header, _, rest = blob.partition(b"\n")
+    out, pos = [], 0
+    for name, size in json.loads(header):
+        out.append((name, rest[pos : pos + size]))
+        pos += size
+    return out

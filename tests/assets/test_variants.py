@@ -1,0 +1,112 @@
+"""Per-variant bundles from the real board model: contents, partition checks, caching, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from assets_gen.cache import Cache
+from assets_gen.inspect import inspect_bundle
+from assets_gen.plan import Overrides, VariantPlan, plan_variants
+from assets_gen.variants import VariantResult, build_variants
+
+LCD = "bread-compact-wifi-lcd"      # ESP32-S3 + PSRAM, 16 MB: font 16_4, emoji 32, AFE wake word
+OLED_4M = "bread-compact-esp32-lcd"  # ESP32 without PSRAM, 4 MB table (1 MB assets): font 14_1, no wake word
+
+
+@pytest.fixture(scope="module")
+def built(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[VariantResult]]:
+    work = tmp_path_factory.mktemp("variants")
+    out, cache = work / "out", work / "cache"
+    results = build_variants(repo_root / "boards", [LCD, OLED_4M], False, out, Overrides(), jobs=2, cache_dir=cache)
+    return out, cache, results
+
+
+def test_bundles_are_built_and_pass_inspect(built: tuple[Path, Path, list[VariantResult]]) -> None:
+    out, _, results = built
+    assert [(r.name, r.status) for r in results] == [(LCD, "ok"), (OLED_4M, "ok")]
+    for r in results:
+        data = Path(r.path).read_bytes()
+        assert len(data) == r.size <= (r.partition_size or 0)
+        report = inspect_bundle(data, r.partition_size)
+        assert report.ok, report.errors
+        record = json.loads((out / r.name / "assets.json").read_text())
+        assert record["key"] == r.key and record["size"] == r.size
+
+
+def test_lcd_bundle_contents(built: tuple[Path, Path, list[VariantResult]]) -> None:
+    _, _, results = built
+    lcd = results[0]
+    report = inspect_bundle(Path(lcd.path).read_bytes())
+    index = report.index or {}
+    assert index["text_font"] == "text_noto_sans_sc_16_4.bin"
+    assert "text_font_meta" not in index  # our Debian-built font is not the noto-v1 glyph-push font
+    assert len(index["emoji_collection"]) == 21
+    assert {m.detail.split(": ")[1] for m in report.members if m.kind == "emoji"} == {"PNG 32x32"}
+    font = next(m for m in report.members if m.kind == "text_font")
+    assert "7616 glyphs, bpp 4" in font.detail
+    assert lcd.partition_size == 8 * 1024 * 1024
+    assert any("wn9_nihaoxiaozhi_tts: room reserved" in n for n in lcd.notes)
+
+
+def test_oled_4m_bundle(built: tuple[Path, Path, list[VariantResult]]) -> None:
+    _, _, results = built
+    oled = results[1]
+    assert oled.partition_size == 1024 * 1024
+    names = [n for n, _ in oled.members]
+    assert names == ["text_noto_sans_sc_14_1.bin", "index.json"]  # no emoji collection, wake word disabled
+
+
+def test_warm_run_is_cached_and_identical(built: tuple[Path, Path, list[VariantResult]], repo_root: Path) -> None:
+    out, cache, results = built
+    before = {r.name: Path(r.path).read_bytes() for r in results}
+    again = build_variants(repo_root / "boards", [LCD, OLED_4M], False, out, Overrides(), cache_dir=cache)
+    assert [r.status for r in again] == ["cached", "cached"]
+    assert {r.name: Path(r.path).read_bytes() for r in again} == before
+
+
+def test_fresh_cache_gives_identical_bytes(built: tuple[Path, Path, list[VariantResult]], repo_root: Path,
+                                           tmp_path: Path) -> None:
+    _, _, results = built
+    fresh = build_variants(repo_root / "boards", [OLED_4M], False, tmp_path / "o", Overrides(), cache_dir=tmp_path / "c")
+    assert Path(fresh[0].path).read_bytes() == Path(results[1].path).read_bytes()
+
+
+def test_oversize_variant_reports_why(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],
+                                      tmp_path: Path) -> None:
+    _, cache, _ = built
+    [r] = build_variants(repo_root / "boards", ["waveshare-esp32-touch-lcd-3.5"], False, tmp_path, Overrides(),
+                         cache_dir=cache)
+    assert r.status == "failed" and not r.ok
+    assert "1,048,576 B" in r.reason and "text_noto_sans_sc_20_4.bin" in r.reason and "over by" in r.reason
+    assert not (tmp_path / r.name / "assets.bin").exists()
+
+
+def test_skips_have_reasons(repo_root: Path, tmp_path: Path) -> None:
+    plans = plan_variants(repo_root / "boards", ["esp-box-3", "lceda-course-examples-eda-robot-pro"], False,
+                          Overrides(), Cache(None))
+    assert ["emote board" in plans[0].skip, "no assets partition" in plans[1].skip] == [True, True]
+
+
+def test_overrides_emoji_dir_and_background(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],
+                                            tmp_path: Path) -> None:
+    _, cache, _ = built
+    emoji = tmp_path / "emoji"
+    emoji.mkdir()
+    Image.new("RGBA", (100, 100), (0, 200, 0, 255)).save(emoji / "happy.png")
+    Image.new("RGB", (640, 480), (10, 20, 200)).save(tmp_path / "bg.jpg")
+    ov = Overrides(emoji_dir=emoji, background=tmp_path / "bg.jpg", wake_words=["none"])
+    [r] = build_variants(repo_root / "boards", [LCD], False, tmp_path / "out", ov, cache_dir=cache)
+    assert r.status == "ok", r.reason
+    report = inspect_bundle(Path(r.path).read_bytes())
+    details = sorted(m.detail for m in report.members if m.kind in ("emoji", "background"))
+    assert details == ["dark: RGB565 240x320", "happy: PNG 32x32", "light: RGB565 240x320"]
+    assert "srmodels" not in (report.index or {})
+
+
+def test_plan_json_roundtrip(repo_root: Path) -> None:
+    plans = plan_variants(repo_root / "boards", [LCD], False, Overrides(), Cache(None))
+    assert [VariantPlan.from_json(p.to_json()) for p in plans] == plans
