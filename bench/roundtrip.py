@@ -93,8 +93,9 @@ def config_json_report(upstream: Path, copy: Path, board_set: object) -> dict[st
 def config_h_report(upstream: Path, copy: Path, board_set: object, work: Path) -> dict[str, object]:
     """Per-variant preprocessor equivalence of generated vs upstream config.h."""
     kconfig = (upstream / "main/Kconfig.projbuild").read_text(encoding="utf-8")
-    ok = checked = 0
+    ok = checked = strict = 0
     failures: list[str] = []
+    respelled: list[str] = []
     extra_ok = extra = 0
     with KconfigEvaluator(kconfig, upstream) as evaluator:
         for variant in board_set.variants():  # type: ignore[attr-defined]
@@ -102,10 +103,12 @@ def config_h_report(upstream: Path, copy: Path, board_set: object, work: Path) -
             defines = evaluator.evaluate(variant.target, variant_fragment(variant)).c_defines()
             result = compare_headers(upstream / rel, copy / rel, defines, work)
             checked += 1
-            if result.ok:
-                ok += 1
-            else:
+            ok += result.ok
+            strict += result.strict
+            if not result.ok:
                 failures.append(f"{variant.board.dir} [{variant.name}]: {result.describe()}")
+            elif not result.strict:
+                respelled.append(f"{variant.board.dir} [{variant.name}]: {result.describe()}")
         # Boards no variant builds (no config.json, empty builds, unselected symbols): each symbol once.
         built = {(v.board.dir, v.kconfig.symbol) for v in board_set.variants() if v.kconfig}  # type: ignore[attr-defined]
         for board in board_set.boards:  # type: ignore[attr-defined]
@@ -125,6 +128,8 @@ def config_h_report(upstream: Path, copy: Path, board_set: object, work: Path) -
     return {
         "config_h_variants_checked": checked,
         "config_h_variants_equivalent": ok,
+        "config_h_variants_token_identical": strict,
+        "config_h_respelled": respelled,
         "config_h_unbuilt_symbols_checked": extra,
         "config_h_unbuilt_symbols_equivalent": extra_ok,
         "config_h_failures": failures,

@@ -160,3 +160,17 @@ def test_header_errors_must_match(tmp_path: Path) -> None:
     cand.write_text("\n")
     assert not compare_headers(ref, cand, {}, tmp_path / "w").ok
     assert compare_headers(ref, cand, {"CONFIG_X": "1"}, tmp_path / "w").ok
+
+
+@needs_gcc
+def test_respelled_values_are_equivalent_but_not_strict(tmp_path: Path) -> None:
+    ref = tmp_path / "ref.h"
+    ref.write_text("#define HZ (40 * 1000 * 1000)\n#define OFF 0x14\n#define PIN (GPIO_NUM_4)\n")
+    cand = tmp_path / "cand.h"
+    cand.write_text("#define HZ 40000000\n#define OFF 20\n#define PIN GPIO_NUM_4\n")
+    result = compare_headers(ref, cand, {}, tmp_path / "w")
+    assert result.ok and not result.strict
+    assert [name for name, _, _ in result.respelled] == ["HZ", "OFF", "PIN"]
+    wrong = tmp_path / "wrong.h"
+    wrong.write_text("#define HZ 40000001\n#define OFF 20\n#define PIN GPIO_NUM_5\n")
+    assert [n for n, _, _ in compare_headers(ref, wrong, {}, tmp_path / "w").different] == ["HZ", "PIN"]

@@ -2,12 +2,17 @@
 
 Headers a config.h includes from ESP-IDF (``<driver/gpio.h>`` ...) are replaced by empty stubs created on
 demand, so only the board's own macros are compared. Equivalent means: every macro the reference
-defines is defined by the candidate with the same (whitespace-normalised) expansion and parameter list,
-and both hit the same ``#error`` lines.
+defines is defined by the candidate with the same parameter list and expansion, and both hit the same
+``#error`` lines. Expansions are compared twice: *strictly* (token text, whitespace collapsed) and by
+*value*, where redundant outer parentheses are dropped and integer constant expressions are evaluated
+(``(40 * 1000 * 1000)`` equals ``40000000``, ``0x14`` equals ``20``); a macro that differs only in that
+way is listed as *respelled*, not as different.
 """
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 import shutil
 import subprocess
@@ -17,6 +22,50 @@ from pathlib import Path
 _MISSING = re.compile(r"fatal error: ([^:\n]+): No such file or directory")
 _ERROR = re.compile(r"error: #error (.*)")
 _DEFINE = re.compile(r"^#define (\w+)(\([^)]*\))?(?: (.*))?$")
+_INT_EXPR = re.compile(r"^[0-9a-fA-FxX()+\-*/<> \t]+$")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _int_value(text: str) -> int | None:
+    if not _INT_EXPR.match(text) or re.search(r"(?<![0-9xXa-fA-F])0[0-9]", text):  # no octal look-alikes
+        return None
+    try:
+        tree = ast.parse(text.replace("/", "//"), mode="eval")
+    except SyntaxError:
+        return None
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
+        raise ValueError(text)
+
+    try:
+        return ev(tree.body)
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def value_form(expansion: str) -> str:
+    """An expansion reduced to its value: whitespace collapsed, outer parens dropped, integers evaluated."""
+    text = " ".join(expansion.split())
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    value = _int_value(text)
+    return str(value) if value is not None else text
 
 
 @dataclass
@@ -33,11 +82,18 @@ class Equivalence:
 
     missing: list[str] = field(default_factory=list)
     different: list[tuple[str, str, str]] = field(default_factory=list)
+    respelled: list[tuple[str, str, str]] = field(default_factory=list)
     errors: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
 
     @property
     def ok(self) -> bool:
+        """Every reference macro present with the same value, and the same ``#error`` lines."""
         return not self.missing and not self.different and self.errors[0] == self.errors[1]
+
+    @property
+    def strict(self) -> bool:
+        """:attr:`ok`, and every expansion also spelled token for token as in the reference."""
+        return self.ok and not self.respelled
 
     def describe(self) -> str:
         """One-line summary of what differs."""
@@ -48,6 +104,8 @@ class Equivalence:
             parts.append(f"{name}: {ref!r} != {got!r}")
         if self.errors[0] != self.errors[1]:
             parts.append(f"#error {self.errors[0]} vs {self.errors[1]}")
+        for name, ref, got in self.respelled[:3]:
+            parts.append(f"respelled {name}: {ref!r} -> {got!r}")
         return "; ".join(parts) or "equivalent"
 
 
@@ -93,5 +151,9 @@ def compare_headers(reference: Path, candidate: Path, defines: dict[str, str], w
         if name not in got.macros:
             result.missing.append(name)
         elif got.macros[name] != value:
-            result.different.append((name, value.strip(), got.macros[name].strip()))
+            ref_params, _, ref_body = value.partition(" ")
+            got_params, _, got_body = got.macros[name].partition(" ")
+            same_value = ref_params == got_params and value_form(ref_body) == value_form(got_body)
+            bucket = result.respelled if same_value else result.different
+            bucket.append((name, value.strip(), got.macros[name].strip()))
     return result
