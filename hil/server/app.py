@@ -8,6 +8,7 @@ import functools
 import logging
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,18 @@ from hil.server import ota_http, session
 from hil.server.context import Limits, ServerContext
 from hil.server.scenario import Scenario, load_scenario, scenario_from_data
 from hil.server.security import make_self_signed, server_ssl_context
-from hil.server.transcript import Recorder, matches
+from hil.server.transcript import Recorder, matches, public_record
 
 log = logging.getLogger("hil.server")
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A uvloop loop when uvloop is installed (much less per-frame loop overhead at 1,000 sessions), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def _as_scenario(scenario: Scenario | str | Path | dict[str, Any] | None) -> Scenario:
@@ -68,6 +78,7 @@ class ReferenceServer:
                                  tls=bool(tls_cert or tls_self_signed), limits=limits or Limits(), firmware_dir=fw)
         self.sessions: set[session.DeviceSession] = set()
         self._runner: web.AppRunner | None = None
+        self._watchdog: asyncio.Future[None] | None = None
         self._prewarm = prewarm
 
     # ---- lifecycle ----
@@ -101,12 +112,26 @@ class ReferenceServer:
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
         await site.start()
         self.port = self._runner.addresses[0][1]
+        self._watchdog = asyncio.ensure_future(self._sweep())
         log.info("reference server on %s (OTA %s)", self.base_url, self.ota_url)
         return self
 
     def _synthesise_all(self) -> None:
         for text, rate, frame_ms, voice in sorted(self.scenario.sentences()):
             speech_frames(text, rate, frame_ms, voice)
+
+    async def _sweep(self) -> None:
+        """Close sessions that sent no hello in time or went idle (one timer for all sessions)."""
+        period = max(0.05, min(1.0, self.ctx.limits.hello_timeout_s / 4, self.ctx.limits.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for s in list(self.sessions):
+                reason = None if s.closing else s.expired(now)
+                if reason is not None:
+                    s.closing = True
+                    s.conn.error(reason)
+                    asyncio.ensure_future(s.ws.close(code=1000 if "idle" in reason else 1008, message=reason.encode()[:120]))
 
     async def _close_sessions(self, _app: web.Application) -> None:
         for s in list(self.sessions):
@@ -115,6 +140,9 @@ class ReferenceServer:
 
     async def stop(self) -> None:
         """Close every session and stop listening; transcripts are finished."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -157,7 +185,7 @@ class ReferenceServer:
     def transcript(self, device_id: str) -> list[dict[str, Any]]:
         """All records of ``device_id`` in order (HTTP and WebSocket, every connection)."""
         dev = self.ctx.recorder.devices.get(device_id)
-        return list(dev.records) if dev else []
+        return [public_record(r) for r in dev.records] if dev else []
 
     def summary(self, device_id: str) -> dict[str, Any]:
         """Messages each way by type, audio seconds each way, downlink pacing jitter, errors, MCP results."""
@@ -177,7 +205,8 @@ class ReferenceServer:
         if direction is not None:
             criteria["dir"] = direction
         dev = self.ctx.recorder.device(device_id)
-        for rec in dev.records[after:]:
+        for stored in dev.records[after:]:
+            rec = public_record(stored)
             if matches(rec, criteria):
                 return rec
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -212,7 +241,7 @@ class ServerThread:
         return self
 
     def _run(self) -> None:
-        loop = asyncio.new_event_loop()
+        loop = new_event_loop()
         self._loop = loop
         try:
             loop.run_until_complete(self.server.start())

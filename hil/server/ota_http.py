@@ -86,11 +86,11 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         else:
             problems.append("empty body: the firmware always POSTs its system info")
         conn.record("rx", "http", "ota", method=request.method, path=request.path, size=len(body),
-                    headers=_kept_headers(request), json=info, problems=problems,
+                    headers=_kept_headers(request), json_obj=info, problems=problems,
                     remote=request.remote)
         prof = ctx.scenario.profile(device_id)
         status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info)
-        conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json=obj,
+        conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")
     finally:
@@ -124,14 +124,14 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         ctx.activate_attempts[device_id] += 1
         attempt = ctx.activate_attempts[device_id]
         conn.record("rx", "http", "activate", method=request.method, path=request.path, size=len(body),
-                    headers=_kept_headers(request), json=obj if isinstance(obj, dict) else None,
+                    headers=_kept_headers(request), json_obj=obj if isinstance(obj, dict) else None,
                     problems=problems, attempt=attempt)
         if attempt <= prof.activation_pending:
             status = 202
         else:
             status = 200
             ctx.activated.add(device_id)
-        conn.record("tx", "http", "activate", status=status, size=2, json={})
+        conn.record("tx", "http", "activate", status=status, size=2, json_obj={})
         return web.Response(status=status, text="{}", content_type="application/json")
     finally:
         await conn.close()

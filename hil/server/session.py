@@ -74,6 +74,8 @@ class DeviceSession:
         self.last_rx_audio: tuple[float, float] | None = None
         self.mcp_next_id = 1
         self.mcp_pending: dict[int, asyncio.Future[mcp.McpReply]] = {}
+        self.opened = self.last_rx = time.monotonic()
+        self.closing = False
 
     # ---- sending ----
     async def send_json(self, msg: dict[str, Any]) -> None:
@@ -81,7 +83,7 @@ class DeviceSession:
         kind = messages.validate_server_message(msg)
         text = messages.dumps(msg)
         await self.ws.send_str(text)
-        self.conn.record("tx", "text", kind, size=len(text.encode()), json=msg)
+        self.conn.record("tx", "text", kind, size=len(text.encode()), json_text=text)
 
     async def send_audio(self, packet: bytes, timestamp_ms: int, lateness_ms: float) -> None:
         """Send one Opus packet framed for the negotiated version."""
@@ -90,9 +92,8 @@ class DeviceSession:
         dur = packet_duration_ms(packet)
         self.conn.dev.audio_ms["tx"] += dur
         self.conn.dev.downlink_lateness_ms.append(lateness_ms)
-        self.conn.record("tx", "binary", "audio", size=len(data), frame={
-            "version": self.version, "payload_size": len(packet), "timestamp_ms": timestamp_ms,
-            "duration_ms": dur}, lateness_ms=round(lateness_ms, 3))
+        self.conn.record_audio("tx", len(data), self.version, len(packet), timestamp_ms, dur, "lateness_ms",
+                               lateness_ms)
 
     def spawn(self, coro: Any) -> asyncio.Task[None]:
         """Run a session sub-task; its failure closes only this session, with the reason recorded."""
@@ -112,15 +113,35 @@ class DeviceSession:
         asyncio.ensure_future(self.ws.close(code=1011, message=b"internal error"))
 
     # ---- main loop ----
+    def expired(self, now: float) -> str | None:
+        """Why this session should be closed by the watchdog at monotonic time ``now`` (None = keep)."""
+        limits = self.ctx.limits
+        if self.hello is None and now - self.opened > limits.hello_timeout_s:
+            return f"no hello within {limits.hello_timeout_s} s"
+        if now - self.last_rx > limits.idle_timeout_s:
+            return f"idle timeout: no frame for {limits.idle_timeout_s} s"
+        return None
+
     async def run(self) -> None:
-        """Receive until the device disconnects, times out or breaks the protocol."""
+        """Receive until the device disconnects, times out or breaks the protocol.
+
+        Timeouts are enforced by the server's watchdog (``expired``), not per receive: a timer per frame
+        would cost more than the frame itself at 1,000 sessions.
+        """
         try:
-            await self._receive_hello()
+            first = True
             while True:
-                msg = await self.ws.receive(timeout=self.ctx.limits.idle_timeout_s)
+                msg = await self.ws.receive()
+                self.last_rx = time.monotonic()
                 if msg.type == WSMsgType.TEXT:
-                    await self._on_text(msg.data)
+                    if first:
+                        await self._on_hello(msg.data)
+                        first = False
+                    else:
+                        await self._on_text(msg.data)
                 elif msg.type == WSMsgType.BINARY:
+                    if first:
+                        raise SessionClosed("first frame is binary, expected the hello text frame")
                     self._on_binary(msg.data)
                 elif msg.type == WSMsgType.ERROR:
                     raise SessionClosed(f"transport error: {self.ws.exception()}", 1009)
@@ -130,25 +151,16 @@ class DeviceSession:
         except SessionClosed as exc:
             self.conn.error(exc.reason)
             await self.ws.close(code=exc.code, message=exc.reason.encode()[:120])
-        except TimeoutError:
-            self.conn.error(f"idle timeout: no frame for {self.ctx.limits.idle_timeout_s} s")
-            await self.ws.close(code=1000, message=b"idle timeout")
         finally:
             for task in list(self.tasks):
                 task.cancel()
             for fut in self.mcp_pending.values():
                 fut.cancel()
 
-    async def _receive_hello(self) -> None:
+    async def _on_hello(self, data: str) -> None:
         try:
-            msg = await self.ws.receive(timeout=self.ctx.limits.hello_timeout_s)
-        except TimeoutError:
-            raise SessionClosed(f"no hello within {self.ctx.limits.hello_timeout_s} s", CLOSE_POLICY) from None
-        if msg.type != WSMsgType.TEXT:
-            raise SessionClosed(f"first frame is {msg.type.name}, expected the hello text frame")
-        try:
-            parsed = messages.parse_json_text(msg.data)
-            self.conn.record("rx", "text", parsed["type"], size=len(msg.data.encode()), json=parsed)
+            parsed = messages.parse_json_text(data)
+            self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
             hello = messages.validate_client_hello(parsed)
         except messages.ProtocolError as exc:
             raise SessionClosed(f"bad hello: {exc}") from None
@@ -179,7 +191,7 @@ class DeviceSession:
             self._resolve_mcp(reply)
             return
         kind = msg["type"]
-        self.conn.record("rx", "text", kind, size=len(data.encode()), json=msg)
+        self.conn.record("rx", "text", kind, size=len(data.encode()), json_text=data)
         if kind == "hello":
             raise SessionClosed("second hello on an open channel")
         try:
@@ -230,9 +242,8 @@ class DeviceSession:
             gap_ms = (now - self.last_rx_audio[0]) * 1000.0
             dev.uplink_gap_jitter_ms.append(abs(gap_ms - self.last_rx_audio[1]))
         self.last_rx_audio = (now, dur)
-        self.conn.record("rx", "binary", "audio", size=len(data), frame={
-            "version": self.version, "payload_size": len(frame.payload), "timestamp_ms": frame.timestamp_ms,
-            "duration_ms": dur}, listening=self.listening)
+        self.conn.record_audio("rx", len(data), self.version, len(frame.payload), frame.timestamp_ms, dur,
+                               "listening", self.listening)
         if self.listening:
             self.heard_ms += dur
             turn = self.prof.turns[(self.turn_index - 1) % len(self.prof.turns)]

@@ -64,8 +64,27 @@ class DeviceLog:
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
 
 
+_FRAME_KEYS = ("version", "payload_size", "timestamp_ms", "duration_ms")
+
+
+def public_record(stored: dict[str, Any]) -> dict[str, Any]:
+    """The documented record shape from the stored one.
+
+    Records are stored flat, with only atomic values (the message as JSON text, frame fields as ``f_*``):
+    CPython does not track such dicts in its cyclic GC, which keeps full collections — and the pauses they
+    cause in downlink pacing — short even with hundreds of thousands of records in memory.
+    """
+    rec = {k: v for k, v in stored.items() if k != "_json" and not k.startswith("f_")}
+    text = stored.get("_json")
+    if text is not None:
+        rec["json"] = json.loads(text)
+    if "f_version" in stored:
+        rec["frame"] = {k: stored["f_" + k] for k in _FRAME_KEYS}
+    return rec
+
+
 def matches(record: dict[str, Any], criteria: dict[str, Any]) -> bool:
-    """True if every criterion equals the record's top-level field or, failing that, its parsed JSON field."""
+    """True if every criterion equals the (public) record's field or, failing that, its parsed JSON field."""
     raw = record.get("json")
     body: dict[str, Any] = raw if isinstance(raw, dict) else {}
     for key, want in criteria.items():
@@ -139,30 +158,73 @@ class Connection:
         else:
             self.path = None
 
-    def record(self, direction: str, kind: str, type_: str, **fields: Any) -> dict[str, Any]:
-        """Append one record (direction rx/tx/event) and wake matching waiters."""
+    def record(self, direction: str, kind: str, type_: str, *, json_text: str | None = None,
+               json_obj: Any = None, **fields: Any) -> None:
+        """Append one record (direction rx/tx/event) and wake matching waiters.
+
+        The message goes in as ``json_text`` (the bytes on the wire, already valid JSON) or ``json_obj``.
+        Prefer atomic values in ``fields``: a container makes the stored record GC-tracked.
+        """
         now = time.monotonic()
+        dev = self.dev
         rec: dict[str, Any] = {
-            "seq": len(self.dev.records) + 1,
-            "conn": self.name,
-            "t": round(now - self.recorder.t0, 6),
-            "dt": round(now - self.t_open, 6),
-            "wall": round(time.time(), 6),
-            "dir": direction,
-            "kind": kind,
+            "seq": len(dev.records) + 1, "conn": self.name, "t": round(now - self.recorder.t0, 6),
+            "dt": round(now - self.t_open, 6), "wall": round(time.time(), 6), "dir": direction, "kind": kind,
             "type": type_,
         }
-        rec.update(fields)
-        self.dev.records.append(rec)
-        self.dev.counts[f"{direction}:{type_}"] += 1
+        for key, value in fields.items():
+            if value is not None:
+                rec[key] = value
+        if json_obj is not None:
+            json_text = json.dumps(json_obj, separators=(",", ":"), ensure_ascii=False)
+        elif json_text is not None and ("\n" in json_text or "\r" in json_text):
+            json_text = json.dumps(json.loads(json_text), separators=(",", ":"), ensure_ascii=False)  # keep JSONL
+        if json_text is not None:
+            rec["_json"] = json_text
+        dev.records.append(rec)
+        dev.counts[f"{direction}:{type_}"] += 1
         if kind == "error":
-            self.dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
+            dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
         if self._fh is not None:
-            self._fh.write(json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str) + "\n")
+            head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"),
+                              ensure_ascii=False, default=str)
+            self._fh.write(head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None else head + "\n")
+        self._wake(rec)
+
+    def _wake(self, stored: dict[str, Any]) -> None:
+        if not self.dev.waiters:
+            return
+        rec = public_record(stored)
         for criteria, fut in list(self.dev.waiters):
             if not fut.done() and matches(rec, criteria):
                 fut.set_result(rec)
-        return rec
+
+    def record_audio(self, direction: str, size: int, version: int, payload_size: int, timestamp_ms: int,
+                     duration_ms: float, extra_key: str, extra: float | bool) -> None:
+        """``record`` for one audio frame, without the generic JSON encoder (the hot path at 1,000 sessions)."""
+        now = time.monotonic()
+        wall = time.time()
+        dev = self.dev
+        seq = len(dev.records) + 1
+        t, dt = now - self.recorder.t0, now - self.t_open
+        if isinstance(extra, bool):
+            extra_text = "true" if extra else "false"
+        else:
+            extra = round(extra, 3)
+            extra_text = repr(extra)
+        rec = {"seq": seq, "conn": self.name, "t": round(t, 6), "dt": round(dt, 6), "wall": round(wall, 6),
+               "dir": direction, "kind": "binary", "type": "audio", "size": size, "f_version": version,
+               "f_payload_size": payload_size, "f_timestamp_ms": timestamp_ms, "f_duration_ms": duration_ms,
+               extra_key: extra}
+        dev.records.append(rec)
+        dev.counts[direction + ":audio"] += 1
+        if self._fh is not None:
+            self._fh.write(
+                f'{{"seq":{seq},"conn":"{self.name}","t":{t:.6f},"dt":{dt:.6f},"wall":{wall:.6f},"dir":"{direction}",'
+                f'"kind":"binary","type":"audio","size":{size},"frame":{{"version":{version},"payload_size":'
+                f'{payload_size},"timestamp_ms":{timestamp_ms},"duration_ms":{duration_ms}}},"{extra_key}":{extra_text}}}\n'
+            )
+        self._wake(rec)
 
     def error(self, reason: str, **fields: Any) -> None:
         """Record and log why this connection is being refused or closed."""
