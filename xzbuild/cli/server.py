@@ -34,6 +34,7 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
     Point a lab build at it with CONFIG_OTA_URL="http://<this host>:<port>/xiaozhi/ota/".
     """
     import asyncio
+    import gc
     import logging
     import signal
 
@@ -50,6 +51,7 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
         raise UserError("firmware directory not found; create it or fix --firmware-dir", Location(str(firmware_dir)))
 
     from hil.server import Limits, ReferenceServer, load_scenario
+    from hil.server.app import new_event_loop
     from hil.server.security import is_loopback
 
     loaded = load_scenario(scenario) if scenario is not None else None
@@ -65,6 +67,7 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
             await srv.start()
         except OSError as exc:
             raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}; pick another --port") from None
+        gc.freeze()  # start-up objects live forever: keep GC pauses out of audio pacing
         click.echo(f"reference server: OTA {srv.ota_url}  WebSocket {srv.ws_url}")
         if srv.tls_cert_path is not None:
             click.echo(f"TLS certificate: {srv.tls_cert_path}")
@@ -79,7 +82,8 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
             await srv.stop()
 
     try:
-        asyncio.run(serve())
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(serve())
     except KeyboardInterrupt:
         click.echo("stopped")
 
