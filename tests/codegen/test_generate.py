@@ -159,3 +159,17 @@ def test_removed_board_is_reported_stale(firmware: Path, make_boards: Callable[.
     rc, _, err = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check")
     assert rc == 1
     assert "main/boards/acme/lcd/config.json: no board file produces this board" in err
+
+
+def test_kconfig_check_accepts_lines_the_generated_lists_allow(firmware: Path, make_boards: Callable[..., Path]) -> None:
+    from .conftest import LCD_BOARD, OLED_BOARD
+
+    # acme-lcd is in the generated USE_DEVICE_AEC list, so its AEC line holds; demo-oled is not, so it drops.
+    lcd = LCD_BOARD.replace("  sdkconfig: {}", "  sdkconfig:\n    USE_DEVICE_AEC: y")
+    oled = OLED_BOARD.replace("    OLED_SSD1306_128X64: y", "    OLED_SSD1306_128X64: y\n    USE_DEVICE_AEC: y")
+    boards = make_boards({"demo-oled": oled, "acme/lcd": lcd})
+    rc, _, err = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check-kconfig")
+    assert rc == 0
+    warned = sorted(ln.split(": warning: ")[1].split(":")[0] for ln in err.splitlines() if ": warning: " in ln)
+    assert warned == ["demo-oled", "demo-oled-c3-word"]
+    assert "'CONFIG_USE_DEVICE_AEC=y' is dropped" in err
