@@ -47,3 +47,36 @@ def standin_env(log: Path, **knobs: str) -> dict[str, str]:
     env["XZ_STANDIN_LOG"] = str(log)
     env.update(knobs)
     return env
+
+
+# A small cross-section of the real boards: every target, every partition layout, a P4/P4X pair and an
+# S31 board (disabled at IDF 6.0.2). Tests copy these into a temporary boards/ directory.
+SUBSET = [
+    "bread-compact-wifi.yaml",  # esp32s3, 2 variants, 16 MB
+    "bread-compact-esp32.yaml",  # esp32, 2 variants, 4 MB factory layout
+    "espressif/esp32-p4-function-ev-board.yaml",  # esp32p4 p4 + p4x
+    "espressif/esp32-s31-function-coreboard-1.yaml",  # esp32s31, needs IDF >= 6.1
+    "waveshare/esp32-c6-touch-amoled-2.06.yaml",  # esp32c6, 16 MB C3/C6 layout
+    "sensecap-watcher.yaml",  # esp32s3, 32 MB
+    "lceda-course-examples/eda-robot-pro.yaml",  # v1 table, no assets partition
+    "espressif/esp-sensairshuttle.yaml",  # esp32c5
+    "xmini/c3-v3.yaml",  # esp32c3
+    "m5stack/stick-s3.yaml",  # esp32s3, 8 MB
+]
+
+
+def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Path]:
+    """(boards dir, firmware dir) under ``root``: a board subset plus a firmware skeleton from its facts."""
+    from xzbuild.model import load_boards
+
+    src = REPO / "boards"
+    dst = root / "boards"
+    dst.mkdir(parents=True)
+    for name in ["_firmware.yaml", *(boards or SUBSET)]:
+        (dst / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / name, dst / name)
+    facts = load_boards(dst).firmware
+    layers = {layer: {(k if k.startswith("CONFIG_") else f"CONFIG_{k}"): v for k, v in values.items()}
+              for layer, values in facts.sdkconfig_defaults.items()}
+    firmware = make_firmware(root / "firmware", layers, version=facts.project_ver or "2.4.2")
+    return dst, firmware

@@ -17,7 +17,8 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_FAIL=PATTERN,...    fail ``build`` for these boards with a compiler-style error
   XZ_STANDIN_DELAY=PATTERN=S,... sleep S seconds during ``build`` (first matching pattern)
   XZ_STANDIN_APP_SIZE=PATTERN=N  make the app at least N bytes (partition-fit tests)
-  XZ_STANDIN_ASSETS=0            never write generated_assets.bin (keeps merged images small)
+  XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
+                                 assets at 0x800000 make merged images 8 MB, so tests limit them)
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
 """
 
@@ -284,7 +285,9 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
     if boot_app is not None:
         files["app"] = (boot_app.offset, f"{project_name}.bin")
     assets = table.find("assets")
-    wants_assets = values.get("CONFIG_FLASH_NONE_ASSETS") != "y" and os.environ.get("XZ_STANDIN_ASSETS") != "0"
+    selected = os.environ.get("XZ_STANDIN_ASSETS")
+    wants_assets = values.get("CONFIG_FLASH_NONE_ASSETS") != "y" and (
+        selected is None or (selected != "0" and knob("XZ_STANDIN_ASSETS", cfg.get("BOARD_NAME", "")) is not None))
     if assets is not None and wants_assets:
         from assets_gen.container import pack_container
 

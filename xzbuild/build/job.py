@@ -22,7 +22,7 @@ from xzbuild.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.matrix import MatrixEntry
-    from xzbuild.model import FirmwareFacts
+    from xzbuild.model import BoardSet, FirmwareFacts
 
 # Bump when the artifact layout in the cache changes, so old objects are not reused.
 CACHE_FORMAT = 1
@@ -68,22 +68,31 @@ def project_version(firmware: Path, facts: FirmwareFacts | None = None) -> str:
                     None)
 
 
-def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, facts: FirmwareFacts, idf: str,
-              options: dict[str, object] | None = None) -> list[BuildJob]:
-    """Build jobs for enabled matrix entries (fragments via ``xzbuild.sdkconfig``)."""
+def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, board_set: BoardSet, idf: str, *,
+              language: str | None = None, wake_word: str | None = None,
+              build_options: dict[str, object] | None = None) -> list[BuildJob]:
+    """Build jobs for enabled matrix entries (fragments via ``xzbuild.sdkconfig``, user options applied to all).
+
+    ``board_file`` is stored relative to the repository (the parent of ``boards/``) so cache keys do not
+    depend on where the checkout lives.
+    """
     from xzbuild.sdkconfig import variant_fragment
 
+    facts = board_set.firmware
     version = project_version(firmware, facts)
     if "_" in version:
         raise UserError(f"PROJECT_VER {version!r} contains '_': release names split on it (upstream §9)")
+    repo = Path(board_set.root).resolve().parent
     jobs = []
     for entry in entries:
         variant = entry.variant
         if variant is None:
             raise UserError(f"{entry.full_name}: matrix entry without a model variant")
-        fragment = variant_fragment(variant, facts, build_options=options.get(entry.full_name) if options else None)  # type: ignore[arg-type]
+        fragment = variant_fragment(variant, facts, language=language, wake_word=wake_word,
+                                    build_options=build_options)
+        board_file = Path(os.path.relpath(Path(variant.board.path).resolve(), repo)).as_posix()
         jobs.append(BuildJob(
-            full_name=entry.full_name, name=entry.name, board=entry.board, board_file=str(variant.board.path),
+            full_name=entry.full_name, name=entry.name, board=entry.board, board_file=board_file,
             target=entry.target, symbol=fragment.board_symbol, fragment=fragment.text(),
             partition_table=variant.partition_table, flash_size=variant.flash_size, version=version, idf=idf,
             preview=entry.preview, chip_variant=entry.chip_variant,
@@ -168,8 +177,11 @@ def _is_board_file(rel: str) -> bool:
 
 
 def cache_key(job: BuildJob, tree: TreeDigest, repo_root: Path, runner: str) -> str:
-    """sha256 over the job's inputs; equal keys mean byte-equal artifacts are expected."""
-    board_yaml = (repo_root / job.board_file) if not Path(job.board_file).is_absolute() else Path(job.board_file)
+    """sha256 over the job's inputs; equal keys mean byte-equal artifacts are expected.
+
+    ``repo_root`` is the directory ``job.board_file`` is relative to (the parent of ``boards/``).
+    """
+    board_yaml = repo_root / job.board_file
     try:
         yaml_digest = hashlib.sha256(board_yaml.read_bytes()).hexdigest()
     except OSError:

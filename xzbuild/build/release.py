@@ -147,7 +147,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
-    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"))
+    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
     name = f"xiaozhi {job.full_name}"
     manifests: dict[str, str | None] = {"factory": None, "update": None}
     note = None
@@ -183,6 +183,14 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     _swap_in(stage, final)
     return record
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard-link cache objects into dist (both are write-once); copy across filesystems."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _file_entry(stage: Path, full_name: str, f: FlashFile) -> dict[str, Any]:

@@ -33,12 +33,17 @@ from xzbuild.cli.matrix import matrix
               help="Per-variant build directories (default: <cache-dir>/work).")
 @click.option("--base-url", default="", help="URL prefix for the OTA record's firmware URL.")
 @click.option("--container-runtime", default="docker", show_default=True, help="docker or podman.")
+@click.option("--language", default=None, help="Locale for every variant (e.g. en-US), as build.py --language.")
+@click.option("--wake-word", default=None, help="Wake word model or 'disabled', as build.py --wake-word.")
+@click.option("--build-options-json", default=None, metavar="JSON",
+              help="Build options applied to every selected variant, as build.py --build-options-json.")
 @click.option("--dry-run", is_flag=True, help="Print the commands per variant (and cache state); build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result records as JSON lines on stdout.")
 def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...], jobs: int, shard: str | None,
               keep_going: bool, force: bool, firmware: Path | None, idf_mode: str, idf_version: str | None,
               out: Path, boards_dir: Path, cache_dir: Path, build_root: Path | None, base_url: str,
-              container_runtime: str, dry_run: bool, as_json: bool) -> None:
+              container_runtime: str, language: str | None, wake_word: str | None,
+              build_options_json: str | None, dry_run: bool, as_json: bool) -> None:
     """Build VARIANTS (names, full names or board dirs) each in its own build dir; write release artifacts.
 
     Cached variants (same inputs as a successful earlier build) are skipped; results go to OUT/results.jsonl
@@ -64,8 +69,13 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     entries = choose_entries(list_variants(board_set, idf=idf), variants, all_, selectors)
     enabled = apply_shard([e for e in entries if e.enabled], shard)
     disabled = [] if shard else [e for e in entries if not e.enabled]
-    jobs_list = make_jobs(enabled, fw, board_set.firmware, idf)
-    repo_root = boards_dir.resolve().parent
+    try:
+        requested = json.loads(build_options_json) if build_options_json else None
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--build-options-json") from None
+    jobs_list = make_jobs(enabled, fw, board_set, idf, language=language, wake_word=wake_word,
+                          build_options=requested)
+    repo_root = Path(board_set.root).resolve().parent
     if dry_run:
         tree = TreeDigest(fw, cache_root / "tree-stat.json")
         for job in jobs_list:

@@ -1,0 +1,181 @@
+"""`xzbuild matrix build` with the idf.py stand-in: isolation, cache, failures, release artifacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.build.firmware import make_project, standin_env
+from xzbuild.build.images import verify_image
+from xzbuild.build.results import BuildStatus, read_records
+from xzbuild.build.webtools import MANIFEST_SCHEMA
+from xzbuild.cli.main import main
+from xzbuild.partitions import parse_binary
+
+
+class Project:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.boards, self.firmware = make_project(root)
+        self.out = root / "dist"
+        self.cache = root / "cache"
+        self.log = root / "standin.jsonl"
+
+    def build(self, monkeypatch: pytest.MonkeyPatch, *args: str, out: Path | None = None, **knobs: str) -> int:
+        for key in [k for k in os.environ if k.startswith("XZ_STANDIN_")]:
+            monkeypatch.delenv(key)
+        for key, value in standin_env(self.log, XZ_STANDIN_ASSETS="bread-compact-wifi", **knobs).items():
+            monkeypatch.setenv(key, value)
+        return main(["matrix", "build", "--boards", str(self.boards), "--firmware", str(self.firmware),
+                     "--out", str(out or self.out), "--cache-dir", str(self.cache), *args])
+
+    def invocations(self) -> list[dict[str, object]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def records(self, out: Path | None = None) -> dict[str, BuildStatus]:
+        return {r.full_name: r.status for r in read_records((out or self.out) / "results.jsonl")}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def check_variant_dir(out: Path, record: dict[str, object]) -> None:
+    """Every image parses with valid checksum/SHA-256; sha256/size/offset facts match the files."""
+    full_name = str(record["full_name"])
+    vdir = out / full_name
+    chip = str(record["target"])
+    args = json.loads((vdir / "flasher_args.json").read_text())
+    for entry in record["files"]:  # type: ignore[attr-defined]
+        data = (out / entry["path"]).read_bytes()
+        assert len(data) == entry["size"]
+        if entry["role"] == "app":
+            info = verify_image(data, chip, kind="app")
+            assert info.app_desc is not None and info.app_desc.version == record["app_version"]
+            assert entry["offset"] == int(args["app"]["offset"], 16)
+        if entry["role"] == "bootloader":
+            verify_image(data, chip, kind="bootloader")
+    merged = (vdir / "merged-binary.bin").read_bytes()
+    for offset, rel in args["flash_files"].items():
+        part = (vdir / rel).read_bytes()
+        assert merged[int(offset, 16) : int(offset, 16) + len(part)] == part, rel
+    table = parse_binary(merged[0x8000:0x8C00])
+    assert table.boot_app() is not None and table.boot_app().offset == int(args["app"]["offset"], 16)  # type: ignore[union-attr]
+    for kind in ("factory", "update"):
+        path = record["webtools"][kind]  # type: ignore[index]
+        if path is not None:
+            manifest = json.loads((out / path).read_text())
+            jsonschema.validate(manifest, MANIFEST_SCHEMA)
+            for part in manifest["builds"][0]["parts"]:
+                assert (vdir / part["path"]).is_file()
+    ota = json.loads((vdir / "ota.json").read_text())
+    assert ota == {"firmware": {"version": record["app_version"], "url": f"{full_name}/xiaozhi.bin"}}
+
+
+def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert project.build(monkeypatch, "--all", "--jobs", "2") == 0
+    statuses = project.records()
+    assert statuses.pop("espressif-esp32-s31-function-coreboard-1") is BuildStatus.DISABLED
+    assert len(statuses) == 12 and set(statuses.values()) == {BuildStatus.BUILT}
+    first_calls = project.invocations()
+    builds = [c for c in first_calls if c["actions"] == ["build"]]
+    assert len(builds) == 12 and len({c["argv"][c["argv"].index("-B") + 1] for c in builds}) == 12  # type: ignore[union-attr,index]
+
+    manifest = json.loads((project.out / "manifest.json").read_text())
+    assert manifest["count"] == 12
+    for record in manifest["variants"]:
+        check_variant_dir(project.out, record)
+        with zipfile.ZipFile(project.out / f"v2.4.2_{record['full_name']}.zip") as zf:  # upstream name + layout
+            assert [(i.filename, i.compress_type) for i in zf.infolist()] == [("merged-binary.bin",
+                                                                               zipfile.ZIP_DEFLATED)]
+            assert zf.read("merged-binary.bin") == (project.out / record["full_name"] / "merged-binary.bin").read_bytes()
+    wifi = json.loads((project.out / "bread-compact-wifi" / "webtools-update.json").read_text())
+    assert [p["offset"] for p in wifi["builds"][0]["parts"]] == [0xD000, 0x20000, 0x800000]  # otadata, app, assets
+    assert not (project.out / "espressif-esp32-s31-function-coreboard-1").exists()
+
+    # No-op rebuild: everything cached, idf.py never started.
+    project.log.unlink()
+    assert project.build(monkeypatch, "--all", "--jobs", "2") == 0
+    assert project.invocations() == []
+    assert set(project.records().values()) == {BuildStatus.CACHED, BuildStatus.DISABLED}
+
+    # Editing one board file rebuilds exactly that board's variants.
+    board_file = project.boards / "bread-compact-esp32.yaml"
+    board_file.write_text(board_file.read_text() + "# a comment changes the content\n")
+    assert project.build(monkeypatch, "--all", "--jobs", "2") == 0
+    rebuilt = sorted(str(c["board"]) for c in project.invocations() if c["actions"] == ["build"])
+    assert rebuilt == ["bread-compact-esp32", "bread-compact-esp32-128x32"]
+    built = sorted(k for k, v in project.records().items() if v is BuildStatus.BUILT)
+    assert built == ["bread-compact-esp32", "bread-compact-esp32-128x32"]
+
+
+def test_failure_summary_keep_going_and_junit(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    sel = ["sensecap-watcher", "bread-compact-esp32", "bread-compact-esp32-128x32"]
+    rc = project.build(monkeypatch, *sel, "--keep-going", XZ_STANDIN_FAIL="sensecap-*")
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "sensecap-watcher: ../main/boards/sensecap-watcher/sensecap-watcher.cc:42:5: error: 'AudioCodec'" in err
+    records = {r.full_name: r for r in read_records(project.out / "results.jsonl")}
+    assert records["sensecap-watcher"].status is BuildStatus.FAILED
+    assert records["sensecap-watcher"].reason == "idf.py build exited 2"
+    assert {r.status for n, r in records.items() if n != "sensecap-watcher"} == {BuildStatus.BUILT}
+    assert not (project.out / "sensecap-watcher").exists()
+    junit = (project.out / "junit.xml").read_text()
+    assert 'failures="1"' in junit and "was not declared in this scope" in junit
+    log = (project.out / "logs" / "sensecap-watcher.log").read_text()
+    assert "-DBOARD_NAME=sensecap-watcher" in log and "ninja: build stopped" in log
+
+    # The failure is not cached: fixing it (dropping the knob) builds only that variant.
+    project.log.unlink()
+    assert project.build(monkeypatch, *sel) == 0
+    assert [c["board"] for c in project.invocations() if c["actions"] == ["build"]] == ["sensecap-watcher"]
+
+
+def test_stop_after_first_failure(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    rc = project.build(monkeypatch, "bread-compact-esp32", "bread-compact-esp32-128x32", "--jobs", "1",
+                       XZ_STANDIN_FAIL="*")
+    assert rc == 1
+    statuses = project.records()
+    assert sorted(statuses.values()) == [BuildStatus.FAILED, BuildStatus.SKIPPED]
+
+
+def test_app_larger_than_partition_fails_with_numbers(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    rc = project.build(monkeypatch, "bread-compact-esp32", XZ_STANDIN_APP_SIZE="bread-compact-esp32=3200000")
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "but partition 'factory' holds 0x2f0000 (3080192 B)" in err
+
+
+def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    sel = ["--select", "board=bread-compact-*"]
+    assert project.build(monkeypatch, *sel, "--shard", "1/2", out=project.root / "s1") == 0
+    assert project.build(monkeypatch, *sel, "--shard", "2/2", out=project.root / "s2") == 0
+    s1, s2 = project.records(project.root / "s1"), project.records(project.root / "s2")
+    assert s1 and s2 and not set(s1) & set(s2)
+    capsys.readouterr()
+    rc = main(["matrix", "results", "merge", str(project.root / "s1" / "results.jsonl"),
+               str(project.root / "s2" / "results.jsonl"), "-o", str(project.root / "all.jsonl")])
+    assert rc == 0
+    merged = read_records(project.root / "all.jsonl")
+    assert sorted(r.full_name for r in merged) == sorted([*s1, *s2])
+    assert {r.shard for r in merged} == {"1/2", "2/2"}
+
+    project.log.unlink()
+    assert project.build(monkeypatch, "bread-compact-wifi", "--idf", "docker:espressif/idf:v6.0.2", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert project.invocations() == []
+    assert "docker run --rm -u" in out and f"-v {project.firmware}:/project" in out
+    assert "espressif/idf:v6.0.2 bash -c" in out
+    assert "-DSDKCONFIG_DEFAULTS=sdkconfig.defaults;/builds/bread-compact-wifi/xzbuild.sdkconfig.defaults" in out
+    assert "-DBOARD_NAME=bread-compact-wifi" in out and "merge-bin" in out
