@@ -80,3 +80,19 @@ def test_existing_board_is_not_overwritten(make_boards: Callable[..., Path]) -> 
     boards = make_boards()
     rc, _, err = run("boards", "new", "demo-oled", "--archetype", "i2s-simplex-oled", "--yes", "--boards", str(boards))
     assert rc == 1 and "already exists" in err
+
+
+def test_interactive_prompts(make_boards: Callable[..., Path]) -> None:
+    from click.testing import CliRunner
+
+    from xzbuild.cli.main import cli
+
+    boards = make_boards()
+    arch = ARCHETYPES["i2s-simplex-oled"]
+    answers = ["acme/asked", "i2s-simplex-oled"] + ["" for _ in arch.questions]
+    answers[2 + [q.key for q in arch.questions].index("DISPLAY_HEIGHT")] = "32"
+    result = CliRunner().invoke(cli, ["boards", "new", "-i", "--boards", str(boards)], input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "OLED height (32 or 64) [DISPLAY_HEIGHT] [64]:" in result.output
+    text = (boards / "acme/asked.yaml").read_text(encoding="utf-8")
+    assert "height: 32" in text and "sources: i2s-simplex-oled" in text

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from xzbuild.cli.boards import boards
+
+if TYPE_CHECKING:
+    from xzbuild.codegen.archetypes import Question
 
 _BOARDS_DIR = click.option(
     "--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"), show_default=True,
@@ -112,11 +116,12 @@ def kconfig_check_cmd(firmware: Path, strict: bool, boards_dir: Path) -> None:
 @click.option("--symbol", help="Kconfig symbol, BOARD_TYPE_... (default: derived from the dir).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Answer one setting (pin, size...).")
 @click.option("--yes", "-y", is_flag=True, help="Take defaults for everything not given; never prompt.")
+@click.option("--interactive", "-i", is_flag=True, help="Prompt even when stdin is not a terminal.")
 @click.option("--force", is_flag=True, help="Overwrite an existing board file.")
 @click.option("--firmware", type=_FIRMWARE, help="Also generate the new board's files into this checkout.")
 @_BOARDS_DIR
 def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, target: str, ota_type: str | None,
-            label: str | None, symbol: str | None, settings: tuple[str, ...], yes: bool, force: bool,
+            label: str | None, symbol: str | None, settings: tuple[str, ...], yes: bool, interactive: bool, force: bool,
             firmware: Path | None, boards_dir: Path) -> None:
     """Scaffold a board file from an archetype, asking for pins (or taking --set/--yes)."""
     from xzbuild.codegen.archetypes import ARCHETYPES, archetype
@@ -129,7 +134,7 @@ def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, 
             for q in arch.questions:
                 click.echo(f"    {q.key} = {q.default}  ({q.prompt})")
         return
-    interactive = not yes and sys.stdin.isatty()
+    interactive = not yes and (interactive or sys.stdin.isatty())
     if board_dir is None:
         if not interactive:
             raise UserError("boards new: give the board as [manufacturer/]board (or run it in a terminal)")
@@ -147,8 +152,8 @@ def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, 
             raise UserError(f"--set {item}: expected KEY=VALUE")
         given[key.strip()] = value.strip()
 
-    def ask(question: object) -> str:
-        return str(click.prompt(question.prompt, default=question.default))  # type: ignore[attr-defined]
+    def ask(question: Question) -> str:
+        return str(click.prompt(f"{question.prompt} [{question.key}]", default=question.default))
 
     answers = resolve_answers(arch, given, ask if interactive else None)
     new = NewBoard(dir=board_dir, archetype=arch, target=target, type=ota_type or "", label=label or "",
