@@ -221,15 +221,16 @@ class FragmentWarning:
 
 
 def variant_fragment(variant: Any) -> list[str]:
-    """The board part of a variant's defaults fragment: its resolved board symbol, then ``sdkconfig_append``.
+    """The board part of a variant's defaults fragment: resolved board symbol line + ``sdkconfig_append``.
 
-    Mirrors upstream build.py: a stale explicit ``CONFIG_BOARD_TYPE_*=y`` is replaced by the resolved one.
+    Built by the build's own fragment writer (``xzbuild.sdkconfig.board_lines``, upstream §6), so the check
+    sees exactly the board lines a build passes to idf.py; user options are not part of a board file.
     """
-    lines = list(variant.sdkconfig_append)
     if variant.kconfig is None:
-        return lines
-    head = f"CONFIG_{variant.kconfig.symbol}=y"
-    return [head] + [ln for ln in lines if not (ln.startswith("CONFIG_BOARD_TYPE_") and ln.endswith("=y"))]
+        return list(variant.sdkconfig_append)
+    from xzbuild.sdkconfig.fragment import board_lines
+
+    return board_lines(variant)[1]
 
 
 # The two lines the model adds to the ESP32-P4 (rev < 3) twin of a ``p4x`` pair.
