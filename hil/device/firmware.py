@@ -121,7 +121,8 @@ class XiaozhiDevice:
         self._provisioned = asyncio.Event()
         self._main = asyncio.current_task()
         try:
-            async with aiohttp.ClientSession() as http:
+            # The firmware opens a fresh HTTP connection per request (no keep-alive).
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
                 self.http = http
                 await self._boot()
                 await self._command_loop()

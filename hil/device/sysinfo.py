@@ -68,7 +68,7 @@ def system_info(app: AppInfo, chip: str, mac: bytes, flash: Flash, settings: Dev
         "ota": {"label": app.partition.label},
         "display": {"monochrome": bool(display.get("monochrome", False)), "width": int(display.get("width", 0)),
                     "height": int(display.get("height", 0))},
-        "board": {"type": board.get("board_type", "virtual"), "name": board_name(app), "ssid": settings.ssid,
+        "board": {"type": "wifi", "name": board_name(app), "ssid": settings.ssid,
                   "rssi": -40, "channel": 6, "ip": "127.0.0.1", "mac": mac_text(mac)},
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))

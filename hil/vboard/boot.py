@@ -20,9 +20,9 @@ IMAGE_MAGIC = 0xE9
 APP_DESC_MAGIC = 0xABCD5432
 TABLE_OFFSET = 0x8000
 TABLE_SIZE = 0xC00
-#: Board facts embedded in an app image by xzbuild's lab builds (see docs/lab.md): the marker is followed
-#: by a u16 length and that many bytes of JSON ({"board_name", "board_type", "tools", ...}).
-BOARD_INFO_MARKER = b"XZBUILD-BOARD-INFO:"
+#: Board facts embedded in an app image by xzbuild's builds (the idf.py stand-in writes them right after
+#: the app descriptor): the marker, then a NUL-terminated JSON object ({"board_name", "tools", ...}).
+BOARD_INFO_MARKER = b"XZSTANDIN"
 
 
 class BootError(Exception):
@@ -177,15 +177,19 @@ def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
 
 
 def find_board_info(flash: Flash, image: ImageInfo) -> dict[str, Any]:
-    """Board facts the build embedded in the app (marker + u16 length + JSON), or {} if absent."""
-    blob = flash.read(image.offset, image.length)
-    at = blob.find(BOARD_INFO_MARKER)
+    """Board facts the build embedded in the app's first segment, or {} if absent.
+
+    A real firmware compiles BOARD_NAME into its rodata without a marker; a virtual board relies on the
+    build writing these facts so it can print what that firmware would print.
+    """
+    segment = image.first_segment
+    at = segment.find(BOARD_INFO_MARKER)
     if at < 0:
         return {}
     start = at + len(BOARD_INFO_MARKER)
-    (size,) = struct.unpack_from("<H", blob, start)
+    end = segment.find(b"\x00", start)
     try:
-        info = json.loads(blob[start + 2 : start + 2 + size].decode("utf-8"))
+        info = json.loads(segment[start : end if end >= 0 else len(segment)].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return {}
     return info if isinstance(info, dict) else {}
@@ -223,3 +227,26 @@ def boot_app(flash: Flash, chip: ChipModel) -> tuple[AppInfo, list[str]]:
         )
         return app, errors
     raise BootError([*errors, "boot: No bootable app partitions in the partition table"])
+
+
+def read_app_file(data: bytes) -> dict[str, Any]:
+    """Descriptor fields and embedded board facts of an app image file (no chip or hash checks)."""
+    if len(data) < 24 + 8 + 256 or data[0] != IMAGE_MAGIC:
+        raise ValueError("not an ESP app image (bad magic)")
+    (length,) = struct.unpack_from("<I", data, 24 + 4)
+    first = data[32 : 32 + length]
+    if struct.unpack_from("<I", first)[0] != APP_DESC_MAGIC:
+        raise ValueError("app image has no esp_app_desc_t at offset 0x20")
+    info: dict[str, Any] = {}
+    at = first.find(BOARD_INFO_MARKER)
+    if at >= 0:
+        start = at + len(BOARD_INFO_MARKER)
+        end = first.find(b"\x00", start)
+        try:
+            parsed = json.loads(first[start : end if end >= 0 else len(first)])
+            info = parsed if isinstance(parsed, dict) else {}
+        except ValueError:
+            info = {}
+    return {"version": _cstr(first[0x10:0x30]), "project_name": _cstr(first[0x30:0x50]),
+            "idf_version": _cstr(first[0x70:0x90]), "chip_id": struct.unpack_from("<H", data, 12)[0],
+            "board": info}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # for the idf.py stand-in's image helpers
 
 from imagefactory import make_build  # noqa: E402
 
@@ -30,8 +31,8 @@ def s3_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def c3_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    board = {"board_name": "vboard-c3", "board_type": "bread-compact-wifi", "tools": []}
-    return make_build(tmp_path_factory.mktemp("c3") / "build", chip="esp32c3", board=board, assets_size=64 * 1024)
+    return make_build(tmp_path_factory.mktemp("c3") / "build", chip="esp32c3", board_name="vboard-c3",
+                      assets_size=64 * 1024)
 
 
 def _serve(chip: str, mac: str, psram: int = 0) -> Iterator[tuple[VirtualBoard, RFC2217Server]]:

@@ -1,0 +1,1 @@
+"""Lab side of HIL: inventory (lab.yaml), leases, identity checks, virtual boards and the suite runner."""

@@ -1,0 +1,198 @@
+"""pytest plugin for the HIL suite: the reference server, the board under test and boot helpers.
+
+Load with ``-p hil.plugin`` next to pytest-embedded's ``--embedded-services esp,idf``. It installs the fast
+in-process RFC2217 client before any port is opened, starts a reference server per session (on the port
+the lab build's OTA URL points at) and gives tests the facts of the board and of the flashed image.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hil.vboard import fastserial
+
+fastserial.install()
+fastserial.quiet_esptool_trace()
+
+#: The reference-server scenario the suite runs: one short voice turn and one volume tool call.
+SUITE_SCENARIO: dict[str, Any] = {"devices": {"default": {
+    "ota": "websocket",
+    "protocol_version": 3,
+    "turns": [{"stt": "turn the volume down", "emotion": "happy", "sentences": ["Volume is down."],
+               "audio": "tone", "after_audio_s": 0.3}],
+    "mcp": {"with_user_tools": [False, True],
+            "calls": [{"name": "self.audio_speaker.set_volume", "arguments": {"volume": 42}}], "timeout_s": 10},
+}}}
+APP_MAIN = re.compile(rb"main_task: Calling app_main\(\)")
+BOOT_ERROR = re.compile(rb"E \(\d+\) (esp_image|boot|flash_parts): ([^\r\n\x1b]*)")
+ROM_INVALID = re.compile(rb"invalid header: (0x[0-9a-f]{8})")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("xzbuild-hil")
+    group.addoption("--xz-board", help="JSON file with the board under test (written by `xzbuild hil run`)")
+    group.addoption("--xz-server-host", default="127.0.0.1", help="address the reference server binds")
+    group.addoption("--xz-server-port", type=int, default=0,
+                    help="reference server port (the lab build's CONFIG_OTA_URL points here; 0 = free port)")
+    group.addoption("--xz-out", help="directory for transcripts of this run")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "hardware: needs a real board attached (skipped in CI)")
+
+
+class ServerHandle:
+    """The session's reference server on its own asyncio loop.
+
+    ``drop_connections()`` closes every device connection server-side while the listener stays up (a
+    restart of the port itself is not possible here: pytest-embedded forks log processes that inherit the
+    listening socket, so the port stays bound after the server closes it).
+    """
+
+    def __init__(self, host: str, port: int, transcripts: Path | None) -> None:
+        self.host, self.port, self.transcripts = host, port, transcripts
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="xz-reference-server", daemon=True)
+        self._thread.start()
+        self.srv: Any = None
+        self.server: Any = None
+        self.start()
+
+    def _call(self, coro: Any, timeout: float | None = 30) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> None:
+        from hil.server import ReferenceServer
+
+        for attempt in range(50):  # a just-closed listener may linger for a moment
+            server = ReferenceServer(host=self.host, port=self.port, scenario=SUITE_SCENARIO,
+                                     transcripts_dir=self.transcripts)
+            try:
+                self._call(server.start())
+                break
+            except OSError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
+        self.server = server
+        self.port = server.port
+        self.srv = self  # tests use xz_server.srv.wait_for(...) etc.
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self._call(self.server.stop())
+            self.server = None
+
+    def drop_connections(self) -> int:
+        """Close every WebSocket session from the server side; returns how many were open."""
+
+        async def drop() -> int:
+            sessions = list(self.server.sessions)
+            for session in sessions:
+                await session.ws.close(code=1001, message=b"server drop")
+            return len(sessions)
+
+        return int(self._call(drop()))
+
+    def close(self) -> None:
+        self.stop()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    @property
+    def ota_url(self) -> str:
+        return str(self.server.ota_url)
+
+    def wait_for(self, device_id: str, type: str | None = None, *, timeout: float = 5.0, **kw: Any) -> Any:
+        return self._call(self.server.wait_for(device_id, type, timeout=timeout, **kw), timeout + 5)
+
+    def summary(self, device_id: str) -> Any:
+        return self.server.summary(device_id)
+
+    def transcript(self, device_id: str) -> Any:
+        return self.server.transcript(device_id)
+
+    def devices(self) -> list[str]:
+        return list(self.server.devices())
+
+
+@pytest.fixture(scope="session")
+def xz_board(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Facts of the board under test: id, chip, mac, variant, virtual (from ``--xz-board``)."""
+    path = request.config.getoption("--xz-board")
+    return json.loads(Path(path).read_text()) if path else {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def xz_server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
+    """The reference server, started before the first `dut` so the board's boot-time OTA check finds it."""
+    out = request.config.getoption("--xz-out")
+    handle = ServerHandle(request.config.getoption("--xz-server-host"),
+                          request.config.getoption("--xz-server-port"),
+                          Path(out) / "transcripts" if out else None)
+    yield handle
+    handle.close()
+
+
+@pytest.fixture(scope="session")
+def xz_app(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Descriptor fields and embedded board facts of the app image in ``--app-path``."""
+    from hil.vboard.boot import read_app_file
+
+    app_path = request.config.getoption("app_path") or "."
+    build = Path(app_path) / (request.config.getoption("build_dir") or "build")
+    if not (build / "flasher_args.json").is_file():
+        pytest.fail(f"no flasher_args.json in {build} (pass --app-path/--build-dir)")
+    args = json.loads((build / "flasher_args.json").read_text())
+    app_file = args.get("app", {}).get("file")
+    if not app_file:
+        pytest.fail(f"{build}/flasher_args.json names no app image")
+    return read_app_file((build / app_file).read_bytes())
+
+
+@pytest.fixture
+def device_id(xz_board: dict[str, Any], xz_server: ServerHandle) -> str:
+    """The Device-Id (MAC) the board uses: from the lab inventory, else the one the server saw."""
+    if xz_board.get("mac"):
+        return str(xz_board["mac"]).lower()
+    seen = xz_server.srv.devices()
+    if len(seen) != 1:
+        pytest.fail(f"cannot tell the board's MAC: server saw {seen}; give it in the lab inventory")
+    return seen[0]
+
+
+def expect_boot_line(dut: Any, pattern: re.Pattern[bytes], timeout: float = 15) -> re.Match[bytes]:
+    """Expect a boot-time line; if the ROM or bootloader reports an invalid image instead, fail saying so."""
+    match = dut.expect([pattern, BOOT_ERROR, ROM_INVALID], timeout=timeout)
+    text = match.group(0)
+    if pattern.search(text):
+        return match  # type: ignore[no-any-return]
+    if ROM_INVALID.search(text):
+        pytest.fail(f"board did not boot: the ROM found no valid bootloader ({text.decode()}); "
+                    "the flash is blank or the bootloader image is corrupt", pytrace=False)
+    pytest.fail("board did not boot: the bootloader rejected the app image: "
+                f"{match.group(1).decode()}: {match.group(2).decode()}", pytrace=False)
+
+
+@pytest.fixture
+def booted(dut: Any) -> Any:
+    """The dut after a boot that reached ``app_main``; a bootloader/ROM image error fails clearly."""
+    expect_boot_line(dut, APP_MAIN)
+    return dut
+
+
+@pytest.fixture
+def idle(booted: Any) -> Any:
+    """The dut after activation finished (OTA check done, state idle)."""
+    booted.expect(re.compile(rb"StateMachine: State: activating -> idle"), timeout=20)
+    return booted

@@ -1,0 +1,53 @@
+"""`xzbuild vboard`: serve a virtual ESP board over RFC2217 (esptool and pytest-embedded drive it unmodified)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("vboard")
+@click.option("--chip", default="esp32s3", show_default=True, help="esptool chip name (esp32s3, esp32c3, esp32c6, esp32p4...)")
+@click.option("--flash", "flash_size", default="16MB", show_default=True, help="flash size (4MB, 8MB, 16MB, 32MB)")
+@click.option("--psram", default=0, show_default=True, help="embedded PSRAM in MB reported through eFuse (0 = none)")
+@click.option("--port", default=0, show_default=True, help="TCP port on 127.0.0.1 (0 = pick a free one)")
+@click.option("--mac", default=None, help="base MAC aa:bb:cc:dd:ee:ff (default: derived from --name)")
+@click.option("--name", default="vboard", show_default=True, help="board name (logs, default MAC)")
+@click.option("--ota-url", default="", help="OTA URL the app checks at boot (a lab build's CONFIG_OTA_URL)")
+@click.option("--flash-file", type=click.Path(dir_okay=False), default=None,
+              help="keep the flash contents in this file across runs (saved on exit)")
+@click.option("--json", "as_json", is_flag=True, help="print the port as one JSON line")
+def vboard(chip: str, flash_size: str, psram: int, port: int, mac: str | None, name: str, ota_url: str,
+           flash_file: str | None, as_json: bool) -> None:
+    """Run one virtual board until interrupted; prints its rfc2217:// URL.
+
+    \b
+    esptool --port rfc2217://127.0.0.1:PORT write-flash 0x0 bootloader.bin ...
+    """
+    import json
+    import signal
+    import threading
+    from pathlib import Path
+
+    from hil.lab.virtual import VirtualSpec, spawn
+    from xzbuild.errors import UserError
+
+    spec = VirtualSpec(name=name, chip=chip, flash=flash_size, psram_mb=psram, mac=mac, port=port,
+                       ota_url=ota_url, flash_file=Path(flash_file) if flash_file else None)
+    try:
+        handle = spawn(spec)
+    except (ValueError, OSError) as exc:
+        raise UserError(f"cannot start virtual board: {exc}") from None
+    info = {"name": name, "chip": chip, "flash": flash_size, "url": handle.url, "mac": handle.mac}
+    click.echo(json.dumps(info, sort_keys=True) if as_json else
+               f"virtual {chip} ({flash_size}, MAC {handle.mac}) on {handle.url}  (Ctrl-C to stop)")
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.close()
+
+
+COMMANDS = [vboard]
