@@ -22,7 +22,7 @@ non-zero results. Offsets are bounds-checked; a malformed table yields no kernin
 from __future__ import annotations
 
 import struct
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -124,17 +124,27 @@ def _cmap4(data: bytes, off: int):  # type: ignore[no-untyped-def]
         segs.append((_u16(data, starts_at + 2 * i), _u16(data, ends_at + 2 * i),
                      _i16(data, delta_at + 2 * i), _u16(data, range_at + 2 * i), range_at + 2 * i))
 
+    def glyph(seg: tuple[int, int, int, int, int], code: int) -> int:
+        start, _, delta, ro, ro_pos = seg
+        if ro:
+            g = _u16(data, ro_pos + ro + (code - start) * 2)
+            return (g + delta) & 0xFFFF if g else 0
+        return (code + delta) & 0xFFFF
+
     def lookup(code: int) -> int:
         hit = 0
-        for start, end, delta, ro, ro_pos in segs:  # later segments override, as in the unrolled map
-            if start <= code <= end:
-                if ro:
-                    g = _u16(data, ro_pos + ro + (code - start) * 2)
-                    hit = (g + delta) & 0xFFFF if g else 0
-                else:
-                    hit = (code + delta) & 0xFFFF
+        for seg in segs:  # later segments override, as in opentype.js's unrolled map
+            if seg[0] <= code <= seg[1]:
+                hit = glyph(seg, code)
         return hit
 
+    ends = [s[1] for s in segs]
+    if all(s[0] <= s[1] for s in segs) and all(segs[i][1] < segs[i + 1][0] for i in range(len(segs) - 1)):
+        # Well-formed table (sorted, disjoint segments): binary search gives the same answer.
+        def lookup_sorted(code: int) -> int:
+            k = bisect_left(ends, code)
+            return glyph(segs[k], code) if k < len(segs) and segs[k][0] <= code else 0
+        return lookup_sorted
     return lookup
 
 

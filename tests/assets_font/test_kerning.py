@@ -121,3 +121,18 @@ def test_too_many_classes_fall_back_to_pairs(tmp_path: Path) -> None:
     assert font.kern is not None and not font.kern.classes
     assert len(font.kern.pairs) == len(EXTRA)
     assert font.kerning_raw(0x22B, ord("A")) == -77  # -300 * 16 / 1000 = -4.8 px -> FP4.4 -76.8 -> -77
+
+
+@pytest.mark.parametrize("path", ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "boxes"])
+def test_opentype_cmap_choice_matches_fonttools(path: str, tmp_path: Path) -> None:
+    """DejaVu resolves through its 3/10 format-12 subtable, the box font through 3/1 format 4."""
+    from fontTools.ttLib import TTFont
+
+    from assets_gen.font.kerning import opentype_glyph_ids
+
+    font_path = make_font(tmp_path / "boxes.ttf") if path == "boxes" else Path(path)
+    tt = TTFont(str(font_path), lazy=True)
+    best = tt.getBestCmap()
+    codes = list(range(0x20, 0x3000, 7))
+    expected = [tt.getGlyphID(best[c]) if c in best else -1 for c in codes]
+    assert opentype_glyph_ids(tt.reader["cmap"], codes) == expected
