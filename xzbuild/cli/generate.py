@@ -46,7 +46,7 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
         raise UserError("--check writes nothing; drop --out")
     board_set = load_boards(boards_dir)
     plan = build_plan(board_set, firmware, list(only) or None)
-    summary: dict[str, object] = {"generated": len(plan.files)}
+    summary: dict[str, object] = {"generated": len(plan.files), "kept_whitespace": plan.kept_layouts}
     rc = 0
     if check:
         assert firmware is not None
