@@ -173,3 +173,23 @@ def test_kconfig_check_accepts_lines_the_generated_lists_allow(firmware: Path, m
     warned = sorted(ln.split(": warning: ")[1].split(":")[0] for ln in err.splitlines() if ": warning: " in ln)
     assert warned == ["demo-oled", "demo-oled-c3-word"]
     assert "'CONFIG_USE_DEVICE_AEC=y' is dropped" in err
+
+
+def test_edit_locality_on_the_committed_boards(tmp_path: Path, repo_root: Path) -> None:
+    """On the real board set: one board's edit changes its own files and at most the two table files."""
+    import shutil
+
+    boards = tmp_path / "boards"
+    shutil.copytree(repo_root / "boards", boards)
+    before = build_plan(load_boards(boards), None).files
+    path = boards / "bread-compact-wifi.yaml"
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace("Bread Compact Wi-Fi (面包板)", "Bread Compact Wi-Fi 2 (面包板)")
+    edited = edited.replace("lamp: 18", "lamp: 17") if "lamp: 18" in edited else edited.replace("GPIO_NUM_18", "GPIO_NUM_17")
+    assert edited.count("17") > text.count("17")
+    path.write_text(edited, encoding="utf-8")
+    after = build_plan(load_boards(boards), None).files
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert changed - {"xzbuild/board-types.Kconfig", "xzbuild/board-table.cmake"} <= {
+        "main/boards/bread-compact-wifi/config.h", "main/boards/bread-compact-wifi/config.json"}
+    assert {"xzbuild/board-types.Kconfig", "main/boards/bread-compact-wifi/config.h"} <= changed
