@@ -14,6 +14,7 @@
 #include <esp_lcd_panel_io.h>
 #include <esp_lcd_panel_ops.h>
 #include <esp_lcd_sh8601.h>
+#include <lvgl.h>
 
 #define TAG "AcmeWifiBoxQspiAmoledKitBoard"
 
@@ -30,6 +31,28 @@ protected:
         // QSPI command word: write opcode 0x02, register in bits 8..15.
         int command = (0x02 << 24) | (0x51 << 8);
         esp_lcd_panel_io_tx_param(panel_io_, command, &level, sizeof(level));
+    }
+};
+
+// The panel only accepts windows that start on an even pixel and span an even count: widen every
+// invalidated area to even bounds before LVGL flushes it.
+class AmoledDisplay : public SpiLcdDisplay {
+public:
+    using SpiLcdDisplay::SpiLcdDisplay;
+
+    void SetupUI() override {
+        SpiLcdDisplay::SetupUI();
+        DisplayLockGuard lock(this);
+        lv_display_add_event_cb(display_, RoundToEvenArea, LV_EVENT_INVALIDATE_AREA, nullptr);
+    }
+
+private:
+    static void RoundToEvenArea(lv_event_t* e) {
+        auto* area = static_cast<lv_area_t*>(lv_event_get_param(e));
+        area->x1 &= ~1;
+        area->y1 &= ~1;
+        area->x2 |= 1;
+        area->y2 |= 1;
     }
 };
 
@@ -97,10 +120,11 @@ private:
 
         ESP_ERROR_CHECK(esp_lcd_panel_reset(panel));
         ESP_ERROR_CHECK(esp_lcd_panel_init(panel));
-        ESP_ERROR_CHECK(esp_lcd_panel_set_gap(panel, DISPLAY_OFFSET_X, DISPLAY_OFFSET_Y));
+        // Column/row where the visible glass starts in the controller's RAM (a panel property).
+        ESP_ERROR_CHECK(esp_lcd_panel_set_gap(panel, DISPLAY_PANEL_GAP_X, DISPLAY_PANEL_GAP_Y));
         ESP_ERROR_CHECK(esp_lcd_panel_mirror(panel, DISPLAY_MIRROR_X, DISPLAY_MIRROR_Y));
         ESP_ERROR_CHECK(esp_lcd_panel_disp_on_off(panel, true));
-        display_ = new SpiLcdDisplay(panel_io, panel, DISPLAY_WIDTH, DISPLAY_HEIGHT,
+        display_ = new AmoledDisplay(panel_io, panel, DISPLAY_WIDTH, DISPLAY_HEIGHT,
                                      DISPLAY_OFFSET_X, DISPLAY_OFFSET_Y,
                                      DISPLAY_MIRROR_X, DISPLAY_MIRROR_Y, DISPLAY_SWAP_XY);
         brightness_ = new AmoledBrightness(panel_io);
