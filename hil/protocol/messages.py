@@ -35,12 +35,16 @@ def dumps(message: dict[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (cJSON never sends it)")
+
+
 def parse_json_text(data: str | bytes) -> dict[str, Any]:
     """Parse a text frame into an object with a string ``type``; raises ``ProtocolError`` otherwise."""
     try:
-        msg = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"text frame is not JSON: {exc}") from exc
+        msg = json.loads(data, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting raises RecursionError
+        raise ProtocolError(f"text frame is not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
     if not isinstance(msg, dict):
         raise ProtocolError(f"text frame is JSON {type(msg).__name__}, expected an object")
     if not isinstance(msg.get("type"), str):

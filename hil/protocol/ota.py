@@ -37,6 +37,15 @@ APPLICATION_KEYS = ("name", "version", "compile_time", "idf_version", "elf_sha25
 PARTITION_KEYS = ("label", "type", "subtype", "address", "size")
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_loads(data: bytes | str) -> Any:
+    """``json.loads`` without Python's NaN/Infinity extensions (the firmware's cJSON never sends them)."""
+    return json.loads(data, parse_constant=_reject_constant)
+
+
 def validate_ota_headers(headers: Any, *, path_kind: str = "ota") -> list[str]:
     """Problems with the headers of an OTA or activate request, compared with ``Ota::SetupHttp``."""
     problems = []
@@ -67,9 +76,9 @@ def validate_ota_headers(headers: Any, *, path_kind: str = "ota") -> list[str]:
 def parse_system_info(body: bytes, headers: Any | None = None) -> tuple[dict[str, Any] | None, list[str]]:
     """Parse and check a system-info body; returns (object or None, problems). Never raises."""
     try:
-        info = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, [f"body is not valid JSON ({exc}); the firmware concatenates it unescaped"]
+        info = strict_loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return None, [f"body is not valid JSON ({str(exc)[:200]}); the firmware concatenates it unescaped"]
     if not isinstance(info, dict):
         return None, [f"body is JSON {type(info).__name__}, expected an object"]
     problems = []

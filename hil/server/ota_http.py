@@ -107,9 +107,9 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         prof = ctx.scenario.profile(device_id)
         obj: Any = None
         try:
-            obj = json.loads(body or b"{}")
-        except ValueError as exc:
-            problems.append(f"activation body is not JSON: {exc}")
+            obj = ota.strict_loads(body or b"{}")
+        except (ValueError, RecursionError) as exc:
+            problems.append(f"activation body is not JSON: {str(exc)[:200]}")
         if isinstance(obj, dict) and obj:
             if obj.get("algorithm") != "hmac-sha256":
                 problems.append("algorithm must be hmac-sha256")

@@ -175,6 +175,11 @@ class ProbeDevice:
         assert self.ws is not None
         await self.ws.send_str(text)
 
+    async def send_bytes(self, data: bytes) -> None:
+        """Send one binary frame as given (no framing added)."""
+        assert self.ws is not None
+        await self.ws.send_bytes(data)
+
     async def send_audio(self, packets: list[bytes] | tuple[bytes, ...], frame_ms: int = 60, paced: bool = True) -> None:
         """Stream Opus packets framed for the negotiated version, paced like a microphone."""
         assert self.ws is not None

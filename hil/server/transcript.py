@@ -176,9 +176,9 @@ class Connection:
             if value is not None:
                 rec[key] = value
         if json_obj is not None:
-            json_text = json.dumps(json_obj, separators=(",", ":"), ensure_ascii=False)
+            json_text = json.dumps(json_obj, separators=(",", ":"))  # ASCII: lone surrogates cannot break the file
         elif json_text is not None and ("\n" in json_text or "\r" in json_text):
-            json_text = json.dumps(json.loads(json_text), separators=(",", ":"), ensure_ascii=False)  # keep JSONL
+            json_text = json.dumps(json.loads(json_text), separators=(",", ":"))  # one line per record
         if json_text is not None:
             rec["_json"] = json_text
         dev.records.append(rec)
@@ -186,8 +186,7 @@ class Connection:
         if kind == "error":
             dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
         if self._fh is not None:
-            head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"),
-                              ensure_ascii=False, default=str)
+            head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"), default=str)
             self._fh.write(head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None else head + "\n")
         self._wake(rec)
 

@@ -1,0 +1,263 @@
+"""Seeded fuzzer for the reference server: malformed WebSocket frames, hellos, handshakes and HTTP bodies.
+
+``run_fuzz`` sends ``n`` fuzzed inputs from several worker connections while healthy probe sessions run
+their full flow next to them, then checks that the server is still serving and that the healthy sessions
+completed. Each worker keeps its WebSocket open until the server closes it (then reconnects), so most inputs
+are single frames on a live channel, which is where a protocol bug would hurt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from hil.protocol import framing, mcp, messages
+from hil.protocol.opus import tone_frames
+from hil.server.probe import ProbeDevice
+
+_WEIRD_VALUES: tuple[Any, ...] = (None, True, 0, -1, 2**63, 1.5, "", "x" * 300, '"quote', "\u4f60\u597d", [], {}, [1, {}],
+                                  {"a": None})
+_MUTATIONS = ("flip", "truncate", "insert", "duplicate", "zero")
+
+
+def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
+    """One random byte-level mutation."""
+    if not data:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16)))
+    op = rng.choice(_MUTATIONS)
+    b = bytearray(data)
+    i = rng.randrange(len(b))
+    if op == "flip":
+        b[i] ^= 1 << rng.randrange(8)
+    elif op == "truncate":
+        del b[i:]
+    elif op == "insert":
+        b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+    elif op == "duplicate":
+        b[i:i] = b[i : i + rng.randrange(1, 32)]
+    else:
+        b[i : i + 4] = b"\x00\x00\x00\x00"
+    return bytes(b)
+
+
+def mutate_json(rng: random.Random, msg: dict[str, Any]) -> dict[str, Any]:
+    """Change, drop or add one field (possibly nested one level)."""
+    out = json.loads(json.dumps(msg))
+    target = out
+    nested = [k for k, v in out.items() if isinstance(v, dict)]
+    if nested and rng.random() < 0.3:
+        target = out[rng.choice(nested)]
+    keys = list(target)
+    op = rng.randrange(3)
+    if op == 0 and keys:
+        target[rng.choice(keys)] = rng.choice(_WEIRD_VALUES)
+    elif op == 1 and keys:
+        del target[rng.choice(keys)]
+    else:
+        target[rng.choice(["type", "state", "mode", "payload", "id", "zz"])] = rng.choice(_WEIRD_VALUES)
+    return out
+
+
+def device_templates(session_id: str, version: int) -> list[dict[str, Any]]:
+    """Valid device→server messages to mutate."""
+    return [
+        json.loads(messages.device_listen_start(session_id)),
+        json.loads(messages.device_listen_stop(session_id)),
+        json.loads(messages.device_listen_detect(session_id, "hi")),
+        json.loads(messages.device_abort(session_id, True)),
+        json.loads(messages.device_mcp(session_id, mcp.device_result(99, '{"tools":[]}'))),
+        json.loads(messages.device_hello(version)),
+    ]
+
+
+def fuzz_text(rng: random.Random, session_id: str, version: int) -> str:
+    """A fuzzed text frame: mutated JSON, broken JSON, deep nesting or junk."""
+    r = rng.random()
+    base = rng.choice(device_templates(session_id, version))
+    if r < 0.55:
+        return json.dumps(mutate_json(rng, base))
+    if r < 0.8:
+        return mutate_bytes(rng, json.dumps(base).encode()).decode("utf-8", "replace")
+    if r < 0.85:
+        depth = rng.choice([50, 5000, 100000])
+        return "[" * depth + "]" * depth
+    if r < 0.9:
+        return messages.device_mcp(session_id, mcp.device_error(rng.randrange(1, 50), 'bad "quoted" name'))
+    return "".join(chr(rng.randrange(32, 0x3000)) for _ in range(rng.randrange(0, 64)))
+
+
+def fuzz_binary(rng: random.Random, version: int, packet: bytes) -> bytes:
+    """A fuzzed binary frame: mutated valid frame, wrong sizes, other versions' framing, or junk."""
+    valid = framing.encode_frame(version, packet, timestamp_ms=rng.randrange(2**32))
+    r = rng.random()
+    if r < 0.5:
+        return mutate_bytes(rng, valid)
+    if r < 0.7:
+        return framing.encode_frame(rng.choice([v for v in (1, 2, 3) if v != version]), packet)
+    if r < 0.8:
+        return valid[: rng.randrange(0, 5)]
+    if r < 0.85:
+        return b"\x00" * rng.choice([70_000, 200_000])  # over the frame size limit
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300)))
+
+
+def fuzz_http(rng: random.Random, mac: str) -> tuple[str, str, bytes, dict[str, str]]:
+    """(method, path, body, headers) for a fuzzed OTA / activate / firmware request."""
+    probe = ProbeDevice(mac)
+    headers = probe.ota_headers()
+    r = rng.random()
+    if r < 0.35:
+        body = mutate_bytes(rng, probe.system_info().encode())
+        return "POST", "/xiaozhi/ota/", body, headers
+    if r < 0.5:
+        bad = dict(headers)
+        key = rng.choice(list(bad))
+        if rng.random() < 0.5:
+            del bad[key]
+        else:
+            bad[key] = rng.choice(["", "x", "1" * 200, "AA:BB:CC:DD:EE:FF", "Bearer"])
+        return "POST", "/xiaozhi/ota/", probe.system_info().encode(), bad
+    if r < 0.6:
+        return "POST", "/xiaozhi/ota/", b"{" * rng.choice([10, 100_000]), headers
+    if r < 0.7:
+        return "POST", "/xiaozhi/ota/", b"x" * 200_000, headers  # over the body limit
+    if r < 0.85:
+        body = json.dumps(mutate_json(rng, {"algorithm": "hmac-sha256", "serial_number": "SN", "challenge": "c",
+                                            "hmac": "ab" * 32})).encode()
+        return "POST", "/xiaozhi/ota/activate", body, headers
+    name = rng.choice(["../../etc/passwd", "..%2f..%2fetc%2fpasswd", "%2e%2e/x", ".hidden", "a/b", "firmware.bin",
+                       "%00", "..", "%2fetc%2fpasswd", "x" * 300])
+    return "GET", f"/fw/{name}", b"", {}
+
+
+@dataclass
+class FuzzReport:
+    """What a fuzz run did and what it observed."""
+
+    sent: int = 0
+    by_channel: dict[str, int] = field(default_factory=dict)
+    server_closes: int = 0
+    http_status: dict[int, int] = field(default_factory=dict)
+    healthy_ok: int = 0
+    healthy_failed: list[str] = field(default_factory=list)
+    client_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, channel: str) -> None:
+        """Count one sent input."""
+        self.sent += 1
+        self.by_channel[channel] = self.by_channel.get(channel, 0) + 1
+
+
+async def _open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int) -> ProbeDevice:
+    probe = ProbeDevice(mac, version=version)
+    await probe.connect(http, ws_url, hello_timeout=10)
+    return probe
+
+
+async def _ws_worker(wid: int, http: aiohttp.ClientSession, ws_url: str, quota: int, rng: random.Random,
+                     report: FuzzReport) -> None:
+    mac = f"fe:00:00:00:{wid >> 8:02x}:{wid & 255:02x}"
+    packet = tone_frames(0.06, 16000)[0]
+    probe: ProbeDevice | None = None
+    for _ in range(quota):
+        version = rng.choice([1, 2, 3])
+        try:
+            if probe is None or probe.ws is None or probe.ws.closed:
+                if probe is not None:
+                    report.server_closes += 1
+                if rng.random() < 0.08:  # fuzz the hello / handshake of a fresh connection instead
+                    await _fuzz_open(http, ws_url, mac, version, rng, report)
+                    continue
+                probe = await _open(http, ws_url, mac, version)
+            if rng.random() < 0.5:
+                await probe.send_text(fuzz_text(rng, probe.session_id, probe.version))
+                report.count("ws_text")
+            else:
+                await probe.send_bytes(fuzz_binary(rng, probe.version, packet))
+                report.count("ws_binary")
+            await asyncio.sleep(0)
+        except (aiohttp.ClientError, ConnectionError, TimeoutError, RuntimeError) as exc:
+            report.client_errors.append(f"{mac}: {type(exc).__name__}: {exc}")
+            probe = None
+    if probe is not None:
+        await probe.close()
+
+
+async def _fuzz_open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int, rng: random.Random,
+                     report: FuzzReport) -> None:
+    headers = {"Protocol-Version": str(version), "Device-Id": mac, "Client-Id": str(uuid.uuid4())}
+    if rng.random() < 0.5:
+        key = rng.choice(list(headers))
+        headers[key] = rng.choice(["", "4", "AA:BB", "not-a-uuid", "0"])
+        report.count("handshake")
+        try:
+            async with http.ws_connect(ws_url, headers=headers) as ws:
+                await ws.close()
+        except aiohttp.WSServerHandshakeError as exc:
+            report.http_status[exc.status] = report.http_status.get(exc.status, 0) + 1
+        return
+    report.count("ws_hello")
+    async with http.ws_connect(ws_url, headers=headers) as ws:
+        hello = json.loads(messages.device_hello(version))
+        text = json.dumps(mutate_json(rng, hello)) if rng.random() < 0.7 else fuzz_text(rng, "", version)
+        await ws.send_str(text)
+        with_timeout = await ws.receive(timeout=15)
+        if with_timeout.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+            report.server_closes += 1
+
+
+async def _http_worker(http: aiohttp.ClientSession, base: str, quota: int, rng: random.Random, report: FuzzReport) -> None:
+    for i in range(quota):
+        method, path, body, headers = fuzz_http(rng, f"fd:00:00:00:00:{i % 256:02x}")
+        report.count("http")
+        try:
+            async with http.request(method, base + path, data=body, headers=headers) as resp:
+                await resp.read()
+                report.http_status[resp.status] = report.http_status.get(resp.status, 0) + 1
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            report.client_errors.append(f"http {path[:40]}: {type(exc).__name__}: {exc}")
+
+
+async def _healthy(http: aiohttp.ClientSession, ota_url: str, index: int, rounds: int, report: FuzzReport) -> None:
+    for r in range(rounds):
+        mac = f"0a:00:00:00:{index:02x}:{r % 256:02x}"
+        probe = ProbeDevice(mac)
+        try:
+            status, reply = await probe.ota_check(http, ota_url)
+            probe.version = reply["websocket"]["version"]
+            await probe.connect(http, reply["websocket"]["url"])
+            await probe.send_text(messages.device_listen_start(probe.session_id))
+            await probe.send_audio(tone_frames(0.5, 16000))
+            await probe.wait_text("tts", state="stop", timeout=30)
+            report.healthy_ok += 1
+        except Exception as exc:  # a failed healthy session is the finding we are looking for
+            report.healthy_failed.append(f"{mac}: {type(exc).__name__}: {exc}")
+        finally:
+            await probe.close()
+
+
+async def run_fuzz(base_url: str, n: int = 10_000, seed: int = 0, workers: int = 8, healthy: int = 3,
+                   healthy_rounds: int = 3, http_share: float = 0.2) -> FuzzReport:
+    """Send ``n`` fuzzed inputs to the server at ``base_url`` (``http://host:port``) next to healthy sessions."""
+    report = FuzzReport()
+    t0 = time.monotonic()
+    ws_url = base_url.replace("http", "ws", 1) + "/xiaozhi/v1/"
+    n_http = int(n * http_share)
+    n_ws = n - n_http
+    rng = random.Random(seed)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        tasks = [_ws_worker(w, http, ws_url, n_ws // workers + (w < n_ws % workers), random.Random(rng.random()), report)
+                 for w in range(workers)]
+        tasks.append(_http_worker(http, base_url, n_http, random.Random(rng.random()), report))
+        tasks += [_healthy(http, base_url + "/xiaozhi/ota/", i, healthy_rounds, report) for i in range(healthy)]
+        await asyncio.gather(*tasks)
+    report.seconds = time.monotonic() - t0
+    return report
