@@ -96,3 +96,13 @@ def test_interactive_prompts(make_boards: Callable[..., Path]) -> None:
     assert "OLED height (32 or 64) [DISPLAY_HEIGHT] [64]:" in result.output
     text = (boards / "acme/asked.yaml").read_text(encoding="utf-8")
     assert "height: 32" in text and "sources: i2s-simplex-oled" in text
+
+
+def test_unknown_archetype_in_board_file_names_the_line(firmware: Path, make_boards: Callable[..., Path]) -> None:
+    from .conftest import LCD_BOARD, OLED_BOARD
+
+    boards = make_boards({"demo-oled": OLED_BOARD,
+                          "acme/lcd": LCD_BOARD.replace("sources: custom", "sources: no-such-shape")})
+    rc, _, err = run("generate", "--firmware", str(firmware), "--boards", str(boards))
+    assert rc == 1
+    assert f"{boards / 'acme/lcd.yaml'}:4:" in err and "unknown archetype 'no-such-shape'" in err
