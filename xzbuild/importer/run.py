@@ -40,7 +40,12 @@ class ImportReport:
 
 
 def _git(firmware: Path, *args: str) -> str:
+    """Output of a git command in ``firmware`` if it is the top of a checkout ("" otherwise)."""
     try:
+        top = subprocess.run(["git", "-C", str(firmware), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        if Path(top).resolve() != firmware.resolve():
+            return ""
         return subprocess.run(["git", "-C", str(firmware), *args], capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
@@ -186,8 +191,8 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         target = mine[0].target if mine else guess_target(path)
         if not mine:
             report.orphan_dirs.append(board_dir)
-            report.problems.append(f"{board_dir}: no config.json and no Kconfig/CMake entry; target "
-                                   f"{target!r} guessed from its sources")
+            guessed = f"target {target} guessed from its sources" if target else "no target found, esp32s3 assumed"
+            report.problems.append(f"{board_dir}: no config.json and no Kconfig/CMake entry; {guessed}")
         data["target"] = target or "esp32s3"
         data["config_json"] = False
     data["sources"] = "custom"

@@ -118,8 +118,16 @@ def _sorted_errors(errors: list[UserError]) -> list[UserError]:
         loc = e.location
         return (loc.path, loc.line, loc.column, e.message) if loc else ("", 0, 0, e.message)
 
+    for e in errors:
+        # Values and keys from the file end up in messages; keep every error on one printable line.
+        e.message = clean_message(e.message)
     unique = {str(e): e for e in errors}
     return sorted(unique.values(), key=key)
+
+
+def clean_message(text: str) -> str:
+    """Escape line breaks and control characters so an error stays one printable line."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 _BOARD_LINE = re.compile(r"^CONFIG_(BOARD_TYPE_[A-Za-z0-9_]+)=y$")

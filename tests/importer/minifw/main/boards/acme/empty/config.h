@@ -1,0 +1,1 @@
+#define BUILTIN_LED_GPIO GPIO_NUM_48

@@ -1,0 +1,2 @@
+#pragma once
+#define BOOT_BUTTON_GPIO GPIO_NUM_0

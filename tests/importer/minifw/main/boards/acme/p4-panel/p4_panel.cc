@@ -1,0 +1,3 @@
+#include "lcd_display.h"
+static auto* display = new MipiLcdDisplay();
+static auto* camera = new Esp32Camera();

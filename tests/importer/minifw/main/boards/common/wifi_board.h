@@ -1,0 +1,1 @@
+// shared code lives here; the importer skips this directory

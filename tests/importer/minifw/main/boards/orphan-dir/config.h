@@ -1,0 +1,1 @@
+#define BOOT_BUTTON_GPIO GPIO_NUM_9

@@ -1,0 +1,2 @@
+#include "wifi_board.h"
+class TinyOled : public WifiBoard {};

@@ -1,0 +1,96 @@
+"""`xzbuild boards` commands on the committed tree, one-line errors, and the JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.model.factory import make_board_tree
+from xzbuild.cli.main import main
+from xzbuild.model.loader import board_files
+from xzbuild.model.schema import board_schema
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_check_prints_counts(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["boards", "check", "--boards", str(repo_root / "boards")], capsys)
+    assert code == 0
+    assert "148 board files (146 with config.json), 177 variants" in out
+
+
+def test_list_json_and_table(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["boards", "list", "--json", "--boards", str(repo_root / "boards"), "--idf", "6.0.2"], capsys)
+    records = json.loads(out)
+    assert code == 0 and len(records) == 174
+    first = records[0]
+    assert {"board", "name", "full_name", "type", "target", "config", "display_name"} <= set(first)
+    code, out, err = run(["boards", "list", "--boards", str(repo_root / "boards")], capsys)
+    assert code == 0 and len(out.splitlines()) == 177 and "177 variants" in err
+
+
+def test_show_board_and_variant(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["boards", "show", "--boards", str(repo_root / "boards"), "waveshare/esp32-p4-nano"], capsys)
+    assert code == 0 and "type:         esp32-p4-nano" in out and "[p4x]" in out
+    code, out, _ = run(["boards", "show", "--boards", str(repo_root / "boards"), "bread-compact-wifi-128x64"], capsys)
+    assert code == 0 and "board:        bread-compact-wifi" in out
+
+
+def test_unknown_board_is_one_line(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["boards", "show", "--boards", str(repo_root / "boards"), "bread-compact-wfi"], capsys)
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "did you mean" in err and "Traceback" not in err
+
+
+def test_stats_reports_structured_share(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["boards", "stats", "--json", "--boards", str(repo_root / "boards")], capsys)
+    data = json.loads(out)
+    assert code == 0 and data["macro_instances"] == 5173 and data["variants"] == 177
+    assert data["structured_share"] >= 0.8
+
+
+def test_check_errors_exit_1_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    boards = make_board_tree(tmp_path)
+    (boards / "demo-wifi.yaml").write_text("version: [\n")
+    p4 = boards / "acme" / "p4-board.yaml"
+    p4.write_text(p4.read_text().replace("    builtin: 48", '    builtin: "GPIO 48"'))
+    code, out, err = run(["boards", "check", "--boards", str(boards)], capsys)
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 2 and "Traceback" not in err
+    assert lines[0].endswith('p4-board.yaml:24:14: hardware.leds.builtin: expected a GPIO number, NC, -1 or a '
+                             'C constant name, got "GPIO 48"')
+    assert "demo-wifi.yaml:1:10: invalid YAML: " in lines[1] and lines[1].endswith("; fix the syntax at this position")
+
+
+def test_committed_schema_is_current_and_files_conform(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = board_schema()
+    committed = json.loads((repo_root / "boards" / "board.schema.json").read_text())
+    assert committed == schema
+    code, out, _ = run(["boards", "schema"], capsys)
+    assert code == 0 and json.loads(out) == schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in board_files(repo_root / "boards"):
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith("# yaml-language-server: $schema="), path
+        errors = list(validator.iter_errors(yaml.safe_load(text)))
+        assert not errors, (path, errors[0].message)
+
+
+def test_schema_rejects_what_the_loader_rejects(tmp_path: Path) -> None:
+    validator = jsonschema.Draft202012Validator(board_schema())
+    good = yaml.safe_load((make_board_tree(tmp_path) / "demo-wifi.yaml").read_text())
+    assert not list(validator.iter_errors(good))
+    bad = json.loads(json.dumps(good))
+    bad["hardware"]["display"]["width"] = "240px"
+    bad["variants"][0]["release_name"] = "x"
+    assert len(list(validator.iter_errors(bad))) == 2
