@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,13 +115,21 @@ def _find_system_library() -> str:
 
 _lib: ctypes.CDLL | None = None
 _library_handle = ctypes.c_void_p()
+# FreeType allows concurrent use of *different* faces, but creating/destroying faces and initialising the
+# library mutate the shared FT_Library; ctypes releases the GIL, so guard those calls for threaded callers.
+_library_lock = threading.Lock()
 
 
 def _load() -> ctypes.CDLL:
     """Open libfreetype once per process and create one FT_Library."""
     global _lib
-    if _lib is not None:
+    with _library_lock:
+        if _lib is None:
+            _lib = _init_library()
         return _lib
+
+
+def _init_library() -> ctypes.CDLL:
     lib = ctypes.CDLL(_find_system_library())
     lib.FT_Init_FreeType.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     lib.FT_New_Memory_Face.argtypes = [
@@ -147,7 +155,6 @@ def _load() -> ctypes.CDLL:
             os.environ["FREETYPE_PROPERTIES"] = saved
     if err:
         raise UserError(f"FreeType initialisation failed (error {err})")
-    _lib = lib
     return lib
 
 
@@ -181,13 +188,17 @@ class Face:
         self._data = data  # FreeType reads from this buffer for the face's lifetime
         self._source = source
         self._face = ctypes.POINTER(_FaceRec)()
-        err = lib.FT_New_Memory_Face(_library_handle, data, len(data), face_index, ctypes.byref(self._face))
+        with _library_lock:
+            err = lib.FT_New_Memory_Face(_library_handle, data, len(data), face_index, ctypes.byref(self._face))
         if err:
             if face_index > 0:
                 probe = ctypes.POINTER(_FaceRec)()
-                if lib.FT_New_Memory_Face(_library_handle, data, len(data), 0, ctypes.byref(probe)) == 0:
-                    count = probe.contents.num_faces
-                    lib.FT_Done_Face(probe)
+                with _library_lock:
+                    ok = lib.FT_New_Memory_Face(_library_handle, data, len(data), 0, ctypes.byref(probe)) == 0
+                    count = probe.contents.num_faces if ok else 0
+                    if ok:
+                        lib.FT_Done_Face(probe)
+                if ok:
                     raise UserError(f"face index {face_index} does not exist (the file has {count} face(s)); "
                                     f"use --face-index 0..{count - 1}", Location(source))
             raise UserError(f"not a font FreeType can read (error 0x{err:02x}); give a TTF, OTF or TTC file",
@@ -205,7 +216,8 @@ class Face:
     def close(self) -> None:
         """Release the FreeType face."""
         if self._face:
-            self._lib.FT_Done_Face(self._face)
+            with _library_lock:
+                self._lib.FT_Done_Face(self._face)
             self._face = ctypes.POINTER(_FaceRec)()
 
     def __enter__(self) -> Face:
@@ -273,7 +285,3 @@ def _pack_mono_rows(raw: bytes, width: int, rows: int, pitch: int) -> bytes:
     pad = (-total) % 8
     return (acc << pad).to_bytes((total + pad) // 8, "big")
 
-
-def platform_note() -> str:
-    """Human-readable description of the FreeType in use (for logs and reports)."""
-    return f"FreeType {freetype_version()} ({_find_system_library()}, {sys.platform})"

@@ -96,3 +96,19 @@ def test_reader_cjk_details(shared_fixtures: Path) -> None:
     assert len(font.glyphs) == 512 and font.kern_scale == 16
     assert 0xFF00 not in font.glyphs and 0x4E00 in font.glyphs
     assert any(font.kerning_raw(left, right) for left in range(0x20, 0x7F) for right in range(0x20, 0x7F))
+
+
+def test_concurrent_conversions_in_threads(font_manifest: list[dict[str, Any]], shared_fixtures: Path) -> None:
+    """The bundle builder may convert fonts from worker threads; results must not interfere."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [_entry(font_manifest, name) for name in FIXTURES] * 2
+
+    def run(e: dict[str, Any]) -> bytes:
+        options = FontOptions(e["size"], e["bpp"], e["source"]["face_index"], e["autohint_off"])
+        return convert_font_file(e["source"]["path"], options, ranges=[e["ranges"]]).data
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outputs = list(pool.map(run, jobs))
+    for e, data in zip(jobs, outputs, strict=True):
+        assert data == (shared_fixtures / "fonts" / e["file"]).read_bytes()

@@ -98,7 +98,8 @@ def test_reader_rejects_damage_cleanly(cjk_bytes: bytes, data: st.DataObject) ->
     for _ in range(data.draw(st.integers(1, 4))):
         if len(buf) > 64:
             # hit the header, descriptor, kern header or a cmap header — where offsets live
-            pos = data.draw(st.one_of(st.integers(0, 80), st.integers(max(0, len(buf) - 400), len(buf) - 1)))
+            pos = data.draw(st.one_of(st.integers(0, min(80, len(buf) - 1)),
+                                         st.integers(max(0, len(buf) - 400), len(buf) - 1)))
             buf[pos] = data.draw(st.integers(0, 255))
     try:
         read_cbin(bytes(buf))
