@@ -8,6 +8,7 @@ once; distinct fonts are converted in parallel), the bundle is packed, checked a
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -81,12 +82,15 @@ def _record(out_dir: Path, name: str) -> dict[str, Any] | None:
 
 
 def _unchanged(out_dir: Path, name: str, key: str) -> dict[str, Any] | None:
-    """The recorded result if ``<out>/<name>/assets.bin`` was built from exactly this key and is intact."""
+    """The recorded result if ``<out>/<name>/`` holds the outcome for exactly this key: an intact bundle,
+    or the same failure (an oversize bundle stays oversize until an input changes)."""
     rec = _record(out_dir, name)
-    target = out_dir / name / "assets.bin"
-    if rec and rec.get("key") == key and target.is_file() and target.stat().st_size == rec.get("size"):
+    if not rec or rec.get("key") != key:
+        return None
+    if rec.get("status") == "failed":
         return rec
-    return None
+    target = out_dir / name / "assets.bin"
+    return rec if target.is_file() and target.stat().st_size == rec.get("size") else None
 
 
 def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) -> VariantResult:
@@ -99,16 +103,23 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         result.status, result.reason = "skipped", plan.skip
         return result
     result.notes += maker.notes_for(plan)
-    if plan.font is None and plan.emoji is None and not plan.wake.models and not maker.has_skin(plan):
-        result.status, result.reason = "skipped", "nothing to pack (no assets font, emoji, wake word or skin)"
-        return result
+    if plan.font is None and plan.emoji is None and not maker.has_skin(plan):
+        if not plan.wake.models:
+            result.status, result.reason = "skipped", "nothing to pack (no assets font, emoji, wake word or skin)"
+            return result
+        if maker.ov.esp_sr is None:
+            result.status = "skipped"
+            result.reason = f"only a wake word ({', '.join(plan.wake.models)}) to pack; pass --esp-sr to pack it"
+            return result
     target = out_dir / plan.name / "assets.bin"
     result.path, result.key = str(target), key
     previous = _unchanged(out_dir, plan.name, key)
     if previous:
-        result.status, result.size = "cached", int(previous["size"])
+        result.status = "failed" if previous["status"] == "failed" else "cached"
+        result.reason, result.size = previous["reason"], int(previous["size"])
         result.members = [(m["name"], m["size"]) for m in previous["members"]]
         return result
+    record = target.with_name("assets.json")
     try:
         bundle = assemble(maker.spec_for(plan))
         result.size, result.members = bundle.size, list(bundle.members)
@@ -119,9 +130,11 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
             raise UserError(f"{plan.name}: bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:
         result.status, result.reason = "failed", str(exc)
+        target.unlink(missing_ok=True)  # never leave an older, now wrong bundle next to a failure
+        atomic_write_text(record, json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
         return result
     write_if_changed(target, bundle.data)
-    atomic_write_text(target.with_name("assets.json"), json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(record, json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
     return result
 
 
@@ -143,6 +156,7 @@ class MemberMaker:
     def __init__(self, cache: Cache, ov: Overrides) -> None:
         self.cache = cache
         self.ov = ov
+        self._font_keys: dict[FontProfile, str] = {}
 
     def has_skin(self, plan: VariantPlan) -> bool:
         """Backgrounds apply when given and the variant has a pixel display."""
@@ -153,10 +167,13 @@ class MemberMaker:
         """Content key of a converted font: source bytes, profile, charset, FreeType version."""
         from assets_gen.textfont import CHARSET_FILE, converter_id
 
+        if profile in self._font_keys:
+            return self._font_keys[profile]
         check_source(profile)
-        return make_key("font", source=self.cache.digest(profile.source), face=profile.face_index,
+        self._font_keys[profile] = make_key("font", source=self.cache.digest(profile.source), face=profile.face_index,
                         size=profile.size, bpp=profile.bpp, autohint_off=profile.autohint_off,
                         charset=self.cache.digest(CHARSET_FILE), converter=converter_id(), builder=BUILDER_VERSION)
+        return self._font_keys[profile]
 
     def _emoji_key(self, source: str, size: int) -> str:
         from assets_gen.emoji import NOTO_COLOR_EMOJI
@@ -288,6 +305,7 @@ class MemberMaker:
         spec.skin = {"light": LIGHT, "dark": DARK}
 
 
+@functools.cache
 def _pillow_id() -> str:
     import PIL
     from PIL import features

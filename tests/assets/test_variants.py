@@ -83,6 +83,10 @@ def test_oversize_variant_reports_why(repo_root: Path, built: tuple[Path, Path, 
     assert r.status == "failed" and not r.ok
     assert "1,048,576 B" in r.reason and "text_noto_sans_sc_20_4.bin" in r.reason and "over by" in r.reason
     assert not (tmp_path / r.name / "assets.bin").exists()
+    # The failure is recorded with its key: an unchanged second run reports it again without rebuilding.
+    [again] = build_variants(repo_root / "boards", ["waveshare-esp32-touch-lcd-3.5"], False, tmp_path, Overrides(),
+                             cache_dir=cache)
+    assert (again.status, again.reason) == ("failed", r.reason)
 
 
 def test_skips_have_reasons(repo_root: Path, tmp_path: Path) -> None:
