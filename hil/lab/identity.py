@@ -1,0 +1,134 @@
+"""Who is on the other end of a port, and may this build be flashed onto it?
+
+:func:`probe` connects with esptool (chip id, MAC, flash id, eFuse PSRAM), :func:`check_identity` compares
+the result with the inventory entry and the build; any mismatch refuses before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hil.lab.inventory import LabBoard, mb
+from xzbuild.errors import UserError
+
+FLASH_SIZE_BY_ID = {0x14: "1MB", 0x15: "2MB", 0x16: "4MB", 0x17: "8MB", 0x18: "16MB", 0x19: "32MB", 0x1A: "64MB",
+                    0x1B: "128MB"}
+
+
+@dataclass
+class Detected:
+    """What esptool read from the chip."""
+
+    chip: str  # esptool chip name, e.g. esp32s3
+    description: str
+    mac: str
+    flash_id: int
+    flash_size: str | None
+    psram_mb: int | None  # None = not readable from eFuse
+    features: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"chip": self.chip, "description": self.description, "mac": self.mac,
+                "flash_id": f"0x{self.flash_id:06x}", "flash_size": self.flash_size, "psram_mb": self.psram_mb,
+                "features": self.features}
+
+
+@dataclass
+class BuildFacts:
+    """The facts of a build directory that a board must satisfy."""
+
+    path: Path
+    variant: str
+    chip: str
+    flash_size: str
+    psram: bool | None
+    version: str
+    board_name: str | None
+    board_info: dict[str, Any]
+
+
+def read_build(path: Path) -> BuildFacts:
+    """Facts of an IDF build dir / dist/<variant> dir (flasher_args.json, the app image, sdkconfig.json)."""
+    from hil.vboard.boot import read_app_file
+
+    args_file = path / "flasher_args.json"
+    try:
+        args = json.loads(args_file.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{args_file}: cannot read flasher_args.json ({exc}); is this a build directory?") from None
+    chip = str(args.get("extra_esptool_args", {}).get("chip", ""))
+    settings = args.get("flash_settings", {})
+    app_rel = (args.get("app") or {}).get("file")
+    if not chip or not app_rel:
+        raise UserError(f"{args_file}: needs extra_esptool_args.chip and an app entry")
+    app = read_app_file((path / app_rel).read_bytes())
+    psram: bool | None = None
+    sdk = path / "config" / "sdkconfig.json"
+    if sdk.is_file():
+        with contextlib.suppress(ValueError, OSError):
+            psram = bool(json.loads(sdk.read_text()).get("SPIRAM", False))
+    return BuildFacts(path=path, variant=path.name, chip=chip, flash_size=str(settings.get("flash_size", "")),
+                      psram=psram, version=app["version"], board_name=app["board"].get("board_name"),
+                      board_info=app["board"])
+
+
+def probe(port: str, connect_attempts: int = 3) -> Detected:
+    """Connect to the ROM loader on ``port`` and read the chip's identity (leaves it in download mode)."""
+    import esptool
+    from esptool.cmds import detect_chip
+    from esptool.logger import log
+
+    from hil.vboard import fastserial
+
+    fastserial.install()
+    # Silence esptool's console output (process-wide; redirect_stdout would race between runner threads).
+    log.set_verbosity("silent")
+    try:
+        esp = detect_chip(port, connect_attempts=connect_attempts)
+        try:
+            mac = ":".join(f"{b:02x}" for b in esp.read_mac())
+            flash_id = int(esp.flash_id())
+            features = [str(f) for f in esp.get_chip_features()]
+            description = str(esp.get_chip_description())
+        finally:
+            esp._port.close()
+    except (esptool.FatalError, OSError, Exception) as exc:
+        raise UserError(f"{port}: no ESP chip answered ({' '.join(str(exc).split())})") from None
+    psram = None
+    for feature in features:
+        m = re.search(r"Embedded PSRAM (\d+)MB", feature)
+        if m:
+            psram = int(m.group(1))
+    chip = esp.CHIP_NAME.lower().replace("-", "")
+    return Detected(chip=chip, description=description, mac=mac, flash_id=flash_id,
+                    flash_size=FLASH_SIZE_BY_ID.get((flash_id >> 16) & 0xFF), psram_mb=psram, features=features)
+
+
+def check_identity(board: LabBoard, build: BuildFacts, found: Detected) -> list[str]:
+    """Every reason not to flash ``build`` onto ``board`` as detected (empty list = go ahead)."""
+    problems = []
+    if found.chip != board.chip:
+        problems.append(f"inventory says {board.chip} but the chip on the port is {found.chip} ({found.description})")
+    if found.chip != build.chip:
+        problems.append(f"build {build.variant} is for {build.chip}, but board {board.id} is {found.chip}")
+    if found.flash_size and board.flash and found.flash_size != board.flash:
+        problems.append(f"inventory says {board.flash} flash, the chip reports {found.flash_size}")
+    if found.flash_size and build.flash_size and found.flash_size != build.flash_size:
+        problems.append(f"build {build.variant} needs {build.flash_size} flash, board {board.id} has {found.flash_size}")
+    if board.mac and found.mac != board.mac.lower():
+        problems.append(f"inventory MAC {board.mac.lower()} differs from the chip's {found.mac} (wrong board on this port?)")
+    if found.psram_mb is not None and board.psram is not None and mb(board.psram) != found.psram_mb:
+        problems.append(f"inventory says PSRAM {board.psram or 'none'}, eFuse reports {found.psram_mb}MB")
+    if build.psram and found.psram_mb == 0 and board.psram == "":
+        problems.append(f"build {build.variant} enables PSRAM but board {board.id} has none")
+    if board.variant:
+        names = {build.variant, build.board_name or ""}
+        if board.variant not in names:
+            problems.append(f"board {board.id} carries variant {board.variant}, "
+                            f"the build is {build.variant} (BOARD_NAME {build.board_name or 'unknown'})")
+    return problems

@@ -1,0 +1,253 @@
+"""`xzbuild hil run`: pair boards with builds, lease them, check identity, run the suite per board in
+parallel, collect JUnit, serial logs and transcripts per board.
+
+Each board gets its own pytest process (pytest-embedded's ``dut`` fixture, our plugin) and its own
+reference server port; a virtual board is told that port as its OTA URL (a lab build bakes it in).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hil.lab.identity import BuildFacts, check_identity, probe, read_build
+from hil.lab.inventory import Lab, LabBoard
+from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
+from xzbuild.errors import UserError
+from xzbuild.fsutil import atomic_write_text
+
+SUITE = Path(__file__).resolve().parents[1] / "tests"
+
+
+@dataclass
+class Assignment:
+    board: LabBoard
+    build: BuildFacts
+    url: str
+    server_port: int
+    handle: VirtualHandle | None = None
+
+
+@dataclass
+class BoardResult:
+    board: str
+    variant: str
+    chip: str
+    status: str  # passed | failed | refused | busy | error
+    message: str = ""
+    flashed: bool = False
+    seconds: float = 0.0
+    tests: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    out_dir: str = ""
+    detected: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def find_builds(dist: Path | None, builds: list[Path], variants: list[str]) -> list[BuildFacts]:
+    """Build dirs from ``dist/`` (every subdir with flasher_args.json) and explicit ``--build`` dirs."""
+    found: list[BuildFacts] = []
+    if dist is not None:
+        if not dist.is_dir():
+            raise UserError(f"{dist}: no such directory; run `xzbuild matrix build` first or pass --build DIR")
+        found += [read_build(d) for d in sorted(dist.iterdir()) if (d / "flasher_args.json").is_file()]
+    found += [read_build(b) for b in builds]
+    if variants:
+        unknown = [v for v in variants if not any(v in (b.variant, b.board_name) for b in found)]
+        if unknown:
+            have = ", ".join(sorted(b.variant for b in found)) or "none"
+            raise UserError(f"no build for variant(s) {', '.join(unknown)} (builds found: {have})")
+        found = [b for b in found if b.variant in variants or b.board_name in variants]
+    if not found:
+        raise UserError("no builds to test: pass --dist DIR (from `xzbuild matrix build`) or --build DIR")
+    return found
+
+
+def pick_distinct_chips(builds: list[BuildFacts], count: int) -> list[BuildFacts]:
+    """``count`` builds, different chips first (a virtual lab covers as many targets as it can)."""
+    ordered = sorted(builds, key=lambda b: (b.chip, b.variant))
+    chosen: list[BuildFacts] = []
+    chips: set[str] = set()
+    for b in ordered:
+        if b.chip not in chips:
+            chosen.append(b)
+            chips.add(b.chip)
+    for b in ordered:
+        if b not in chosen:
+            chosen.append(b)
+    return [chosen[i % len(chosen)] for i in range(count)]
+
+
+def virtual_assignments(builds: list[BuildFacts], count: int) -> list[Assignment]:
+    """Spawn ``count`` virtual boards shaped like the builds' targets (chip, flash size, PSRAM)."""
+    out = []
+    for index, build in enumerate(pick_distinct_chips(builds, count), start=1):
+        board_id = f"virtual-{index}-{build.chip}"
+        port = free_port()
+        spec = VirtualSpec(name=board_id, chip=build.chip, flash=build.flash_size or "16MB",
+                           psram_mb=8 if build.psram else 0, ota_url=f"http://127.0.0.1:{port}/xiaozhi/ota/")
+        handle = spawn(spec)
+        board = LabBoard(id=board_id, chip=build.chip, flash=spec.flash, psram=None, variant=build.variant,
+                         port=handle.url, mac=handle.mac, virtual={"chip": build.chip})
+        out.append(Assignment(board, build, handle.url, port, handle))
+    return out
+
+
+def lab_assignments(lab: Lab, builds: list[BuildFacts], board_ids: list[str]) -> list[Assignment]:
+    """Inventory boards paired with the build of the variant they carry (or the one given explicitly)."""
+    boards = [lab.board(b) for b in board_ids] if board_ids else lab.boards
+    out = []
+    for index, board in enumerate(boards):
+        if board_ids and len(builds) == 1:
+            build = builds[0]  # explicit pairing: identity check decides
+        else:
+            match = [b for b in builds if board.variant in (b.variant, b.board_name)]
+            if not match:
+                continue
+            build = match[0]
+        port = lab.server_port + index if lab.server_port else free_port()
+        handle = None
+        url = board.port or ""
+        if board.virtual is not None:
+            v = board.virtual
+            handle = spawn(VirtualSpec(name=board.id, chip=v.get("chip", board.chip), flash=v.get("flash", board.flash),
+                                       psram_mb=int(str(v.get("psram", "0MB")).removesuffix("MB") or 0),
+                                       mac=board.mac, port=int(v.get("port", 0)),
+                                       ota_url=f"http://127.0.0.1:{port}/xiaozhi/ota/"))
+            url = handle.url
+        if not url:
+            url = resolve_usb_port(board)
+        out.append(Assignment(board, build, url, port, handle))
+    return out
+
+
+def resolve_usb_port(board: LabBoard) -> str:
+    """The serial device whose USB serial number / VID:PID / location matches the inventory entry."""
+    from serial.tools import list_ports
+
+    for p in list_ports.comports():
+        vid_pid = f"{p.vid:04x}:{p.pid:04x}" if p.vid is not None and p.pid is not None else ""
+        usb = board.usb
+        if usb.get("serial") and usb["serial"] != p.serial_number:
+            continue
+        if usb.get("vid_pid") and usb["vid_pid"].lower() != vid_pid:
+            continue
+        if usb.get("location") and usb["location"] != p.location:
+            continue
+        return str(p.device)
+    raise UserError(f"board {board.id}: no attached port matches usb {board.usb} (is it plugged in?)")
+
+
+def _junit_numbers(path: Path) -> tuple[dict[str, int], dict[str, float]]:
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    counts = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+    times = {}
+    for case in root.iter("testcase"):
+        times[case.get("name", "")] = float(case.get("time", 0))
+    return counts, times
+
+
+def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: list[str]) -> BoardResult:
+    """Identity check, then the suite in a pytest process for one board."""
+    started = time.monotonic()
+    board_out = out / a.board.id
+    board_out.mkdir(parents=True, exist_ok=True)
+    result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out))
+    try:
+        found = probe(a.url)
+    except UserError as exc:
+        result.message = str(exc)
+        return result
+    result.detected = found.as_dict()
+    problems = check_identity(a.board, a.build, found)
+    if problems:
+        result.status, result.message = "refused", "identity check failed, nothing flashed: " + "; ".join(problems)
+        result.seconds = time.monotonic() - started
+        return result
+    facts = {"id": a.board.id, "chip": found.chip, "mac": found.mac, "variant": a.build.variant,
+             "board_name": a.build.board_name, "version": a.build.version, "virtual": a.board.is_virtual,
+             "power": a.board.power, "capabilities": a.board.capabilities}
+    atomic_write_text(board_out / "board.json", json.dumps(facts, indent=2, sort_keys=True))
+    cmd = [sys.executable, "-m", "pytest", str(SUITE), "-p", "hil.plugin", "--embedded-services", "esp,idf",
+           "--port", a.url, "--app-path", str(a.build.path.parent), "--build-dir", str(a.build.path),
+           "--target", a.build.chip, "--xz-board", str(board_out / "board.json"), "--xz-server-host", host,
+           "--xz-server-port", str(a.server_port), "--xz-out", str(board_out),
+           "--junitxml", str(board_out / "junit.xml"), "-o", f"junit_suite_name=hil.{a.board.id}",
+           "--root-logdir", str(board_out / "logs"), "-o", "addopts=", "-p", "no:cacheprovider",
+           "-m", markers, "-q", "--timeout", "300", *pytest_args]
+    with open(board_out / "pytest.log", "wb") as log:
+        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]),
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=900, check=False)
+    result.flashed = True
+    if a.handle is not None:
+        (board_out / "serial.log").write_bytes(bytes(a.handle.board.serial_log))
+    junit = board_out / "junit.xml"
+    if junit.is_file():
+        result.tests, times = _junit_numbers(junit)
+        result.timings = {name: round(t, 3) for name, t in times.items()}
+    ok = proc.returncode == 0 and result.tests.get("tests", 0) > 0
+    result.status = "passed" if ok else "failed"
+    if not ok:
+        result.message = _first_failure(junit) or f"pytest exited with {proc.returncode}; see {board_out / 'pytest.log'}"
+    result.seconds = round(time.monotonic() - started, 2)
+    return result
+
+
+def _first_failure(junit: Path) -> str:
+    if not junit.is_file():
+        return ""
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        for tag in ("failure", "error"):
+            node = case.find(tag)
+            if node is not None:
+                return f"{case.get('name')}: {' '.join((node.get('message') or '').split())[:300]}"
+    return ""
+
+
+def merge_junit(results: list[BoardResult], target: Path) -> None:
+    """One JUnit file with a testsuite per board (refused boards appear as an errored suite)."""
+    root = ET.Element("testsuites")
+    for r in results:
+        path = Path(r.out_dir) / "junit.xml"
+        if path.is_file():
+            parsed = ET.parse(path).getroot()
+            for suite in [parsed] if parsed.tag == "testsuite" else list(parsed):
+                suite.set("name", f"hil.{r.board}")
+                root.append(suite)
+        else:
+            suite = ET.SubElement(root, "testsuite", name=f"hil.{r.board}", tests="1", errors="1", failures="0")
+            case = ET.SubElement(suite, "testcase", classname=f"hil.{r.board}", name="identity_and_flash")
+            ET.SubElement(case, "error", message=r.message or r.status)
+    ET.indent(root)
+    atomic_write_text(target, ET.tostring(root, encoding="unicode") + "\n")
+
+
+def run_all(assignments: list[Assignment], out: Path, jobs: int, host: str = "127.0.0.1",
+            markers: str = "not hardware", pytest_args: list[str] | None = None) -> list[BoardResult]:
+    """Run every assignment (``jobs`` at a time); virtual boards are shut down afterwards."""
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(run_board, a, out, host, markers, pytest_args or []) for a in assignments]
+            return [f.result() for f in futures]
+    finally:
+        for a in assignments:
+            if a.handle is not None:
+                a.handle.close()

@@ -1,0 +1,182 @@
+"""`xzbuild hil ...`: the lab inventory, leases, port scanning and the HIL suite runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+LAB_HELP = "lab inventory (lab.yaml)"
+
+
+@click.group("hil")
+def hil() -> None:
+    """Hardware-in-the-loop: boards in the lab, leases, and running the suite on real or virtual boards."""
+
+
+def _load(lab: str) -> Any:
+    from hil.lab.inventory import load_lab
+
+    return load_lab(Path(lab))
+
+
+def _duration(text: str) -> int:
+    from xzbuild.errors import UserError
+
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    try:
+        return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+    except (ValueError, IndexError, KeyError):
+        raise UserError(f"--for {text!r}: use a number of seconds or e.g. 30m, 2h") from None
+
+
+@hil.command("boards")
+@click.option("--lab", default="lab.yaml", show_default=True, help=LAB_HELP)
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per board")
+def boards_cmd(lab: str, as_json: bool) -> None:
+    """List inventory boards with presence, identity facts and lease holder."""
+    import json
+    import os
+
+    from hil.lab.lease import LeaseStore
+
+    inv = _load(lab)
+    store = LeaseStore(inv.locks)
+    rows = []
+    for b in inv.boards:
+        if b.is_virtual:
+            present = "virtual"
+        elif b.port and "://" not in b.port:
+            present = "present" if os.path.exists(b.port) else "absent"
+        elif b.usb:
+            present = "present" if _usb_present(b) else "absent"
+        else:
+            present = "remote"
+        lease = store.holder(b.id)
+        rows.append({"id": b.id, "chip": b.chip, "flash": b.flash, "psram": b.psram, "variant": b.variant,
+                     "reach": b.port or (f"usb {b.usb}" if b.usb else "virtual"), "presence": present,
+                     "mac": b.mac, "capabilities": b.capabilities, "lease": lease.describe() if lease else None})
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, sort_keys=True))
+        return
+    for row in rows:
+        click.echo(f"{row['id']:<20} {row['chip']:<9} {row['flash']:<5} {row['presence']:<8} "
+                   f"{row['variant'] or '-':<28} {row['lease'] or 'free'}")
+
+
+def _usb_present(board: Any) -> bool:
+    from hil.lab.runner import resolve_usb_port
+    from xzbuild.errors import UserError
+
+    try:
+        resolve_usb_port(board)
+    except UserError:
+        return False
+    return True
+
+
+@hil.command("scan")
+@click.option("--port", "ports", multiple=True, help="also probe this port/URL (repeatable), e.g. rfc2217://host:4000")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of lab.yaml entries")
+def scan_cmd(ports: tuple[str, ...], as_json: bool) -> None:
+    """Probe attached serial ports with esptool and propose lab.yaml entries (chip, MAC, flash id)."""
+    import json
+
+    import yaml
+    from serial.tools import list_ports
+
+    from hil.lab.identity import probe
+    from xzbuild.errors import UserError
+
+    candidates: list[tuple[str, dict[str, str]]] = []
+    for p in list_ports.comports():
+        if p.vid is None:
+            continue  # not a USB bridge; on-board UARTs rarely carry an ESP
+        usb = {"vid_pid": f"{p.vid:04x}:{p.pid:04x}"}
+        if p.serial_number:
+            usb["serial"] = p.serial_number
+        if p.location:
+            usb["location"] = p.location
+        candidates.append((str(p.device), usb))
+    candidates += [(port, {}) for port in ports]
+    if not candidates:
+        click.echo("no USB serial ports found (pass --port URL to probe a remote or virtual board)", err=True)
+        return
+    entries = []
+    for device, usb in candidates:
+        click.echo(f"probing {device} ...", err=True)
+        try:
+            found = probe(device, connect_attempts=2)
+        except UserError as exc:
+            click.echo(f"  {exc}", err=True)
+            continue
+        entry: dict[str, Any] = {"id": f"{found.chip}-{found.mac.replace(':', '')[-6:]}", "chip": found.chip,
+                                 "flash": found.flash_size or "unknown", "mac": found.mac}
+        if usb:
+            entry["usb"] = usb
+        else:
+            entry["port"] = device
+        if found.psram_mb is not None:
+            entry["psram"] = f"{found.psram_mb}MB"
+        entry["variant"] = "<variant this board carries>"
+        entries.append((entry, found))
+    if as_json:
+        for entry, found in entries:
+            click.echo(json.dumps({**entry, "detected": found.as_dict()}, sort_keys=True))
+    elif entries:
+        click.echo(yaml.safe_dump({"boards": [e for e, _ in entries]}, sort_keys=False).rstrip())
+
+
+@hil.command("lock")
+@click.argument("board")
+@click.option("--lab", default="lab.yaml", show_default=True, help=LAB_HELP)
+@click.option("--for", "duration", default="1h", show_default=True, help="lease length (s, m, h, d)")
+@click.option("--holder", default=None, help="who holds it (default: $USER)")
+def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
+    """Lease a board by hand (e.g. while debugging at the bench); it expires after --for."""
+    from hil.lab.lease import LeaseStore, default_holder, new_run_id
+    from xzbuild.errors import UserError
+
+    inv = _load(lab)
+    inv.board(board)
+    store = LeaseStore(inv.locks)
+    lease = store.acquire(board, holder or default_holder(), f"manual-{new_run_id()}", _duration(duration))
+    if lease is None:
+        current = store.holder(board)
+        raise UserError(f"{current.describe() if current else board + ' is busy'}; try again later or unlock --force")
+    click.echo(f"locked {lease.describe()}")
+
+
+@hil.command("unlock")
+@click.argument("board")
+@click.option("--lab", default="lab.yaml", show_default=True, help=LAB_HELP)
+@click.option("--force", is_flag=True, help="also remove someone else's lease")
+def unlock_cmd(board: str, lab: str, force: bool) -> None:
+    """Release a board's lease (your manual lease; --force for any)."""
+    import getpass
+
+    from hil.lab.lease import LeaseStore
+    from xzbuild.errors import UserError
+
+    inv = _load(lab)
+    inv.board(board)
+    store = LeaseStore(inv.locks)
+    current = store.read(board)
+    if current is None:
+        click.echo(f"{board} is not locked")
+        return
+    if not force and current.holder not in (getpass.getuser(), __import__("os").environ.get("USER")):
+        raise UserError(f"{current.describe()}; not yours: pass --force to remove it")
+    store.release(board)
+    click.echo(f"unlocked {board}")
+
+
+def _register_run() -> None:
+    # `hil run` lives in its own module to keep this one small; importing it adds the subcommand.
+    import xzbuild.cli.hil_run  # noqa: F401
+
+
+_register_run()
+COMMANDS = [hil]
