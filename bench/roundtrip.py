@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from xzbuild.codegen import readback  # noqa: E402
 from xzbuild.codegen.cpp_equiv import compare_headers  # noqa: E402
+from xzbuild.codegen.hooks import hook_key, read_hooks  # noqa: E402
 from xzbuild.codegen.jsonfmt import format_config_json  # noqa: E402
 from xzbuild.codegen.kconfig_check import KconfigEvaluator, variant_fragment  # noqa: E402
 from xzbuild.codegen.plan import config_json_value  # noqa: E402
@@ -52,6 +53,8 @@ def tables_report(upstream: Path, copy: Path) -> dict[str, object]:
         for kind, name in DEPENDENCY_LISTS
     }
     labels_new = [lab for _, lab, _ in readback.kconfig_entries(k_new)]
+    hooks_up = sorted(hook_key(h) for h in read_hooks(c_up))
+    hooks_new = sorted(hook_key(h) for h in read_hooks(c_new))
     from xzbuild.codegen.natural import natural_label_key
 
     return {
@@ -65,6 +68,8 @@ def tables_report(upstream: Path, copy: Path) -> dict[str, object]:
         "cmake_branches_equal": sum(1 for s, v in t_up.items() if t_new.get(s) == v),
         "cmake_symbols_equal_kconfig": set(t_new) == set(e_new),
         "dependency_lists_equal": lists,
+        "cmake_component_hooks_upstream": len(hooks_up),
+        "cmake_component_hooks_equal": hooks_up == hooks_new,
     }
 
 

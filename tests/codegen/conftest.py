@@ -75,6 +75,9 @@ endif()
 if(NOT BOARD_DIR)
     message(FATAL_ERROR "no board")
 endif()
+
+set(MAIN_PRIV_REQUIRES_EXTRA "")
+idf_component_register(SRCS ${SOURCES} PRIV_REQUIRES ${MAIN_PRIV_REQUIRES_EXTRA})
 """
 
 FIRMWARE_FACTS = "upstream_commit: demo\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
@@ -124,6 +127,8 @@ kconfig:
   emoji_collection: noto-color-emoji_64
   device_aec: true
   emote_style: true
+  cmake_hooks:
+  - espressif__bmi270_sensor
 variants:
 - name: acme-lcd
   legacy_names: [acme-lcd-old]

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from xzbuild.cli.main import main
 from xzbuild.codegen import readback
+from xzbuild.codegen.hooks import Hook, read_hooks
 from xzbuild.codegen.plan import build_plan
 from xzbuild.codegen.writer import find_drift
 from xzbuild.model import load_boards
@@ -77,6 +78,7 @@ def test_generated_files(firmware: Path, make_boards: Callable[..., Path]) -> No
         "BOARD_TYPE_DEMO_OLED": {"BOARD_DIR": '"demo-oled"'},
     }
     assert 'message(FATAL_ERROR "no board")' in cmake
+    assert read_hooks(cmake) == [Hook("CONFIG_BOARD_TYPE_ACME_LCD", ("espressif__bmi270_sensor",))]
     # Hand-written sources of custom boards are never touched.
     assert (firmware / "main/boards/demo-oled/board.cc").read_text(encoding="utf-8") == "// hand-written\n"
 
@@ -124,7 +126,7 @@ def test_board_filter_and_overlay(tmp_path: Path, firmware: Path, make_boards: C
     assert files == [
         "main/boards/acme/lcd/config.h", "main/boards/acme/lcd/config.json",
         "main/boards/demo-oled/config.h", "main/boards/demo-oled/config.json",
-        "xzbuild/board-table.cmake", "xzbuild/board-types.Kconfig",
+        "xzbuild/board-components.cmake", "xzbuild/board-table.cmake", "xzbuild/board-types.Kconfig",
     ]
     rc, _, err = run("generate", "--out", str(out), "--boards", str(boards))
     assert rc == 1 and "empty" in err
@@ -190,6 +192,6 @@ def test_edit_locality_on_the_committed_boards(tmp_path: Path, repo_root: Path) 
     path.write_text(edited, encoding="utf-8")
     after = build_plan(load_boards(boards), None).files
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
-    assert changed - {"xzbuild/board-types.Kconfig", "xzbuild/board-table.cmake"} <= {
+    assert changed - {"xzbuild/board-types.Kconfig", "xzbuild/board-table.cmake", "xzbuild/board-components.cmake"} <= {
         "main/boards/bread-compact-wifi/config.h", "main/boards/bread-compact-wifi/config.json"}
     assert {"xzbuild/board-types.Kconfig", "main/boards/bread-compact-wifi/config.h"} <= changed

@@ -174,3 +174,23 @@ def test_respelled_values_are_equivalent_but_not_strict(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.h"
     wrong.write_text("#define HZ 40000001\n#define OFF 20\n#define PIN GPIO_NUM_5\n")
     assert [n for n, _, _ in compare_headers(ref, wrong, {}, tmp_path / "w").different] == ["HZ", "PIN"]
+
+
+def test_component_hooks_follow_board_fields() -> None:
+    from xzbuild.codegen.hooks import Hook, build_hooks, read_hooks, render_hooks
+
+    facts = [
+        {"condition": 'BOARD_TYPE STREQUAL "kit"', "components": ["pmic"], "symbols": [], "types": ["kit"]},
+        {"condition": "CONFIG_BOARD_TYPE_A OR CONFIG_BOARD_TYPE_B", "components": ["imu"], "symbols": ["x"]},
+        {"condition": "CONFIG_BOARD_TYPE_B AND IDF_VERSION_MAJOR LESS 6", "components": ["touch"], "symbols": ["x"]},
+        {"condition": "CONFIG_BOARD_TYPE_GONE", "components": ["sd"], "symbols": ["x"]},
+    ]
+    entries = [("BOARD_TYPE_B", ["imu", "touch"]), ("BOARD_TYPE_C", ["imu", "touch", "camera"])]
+    hooks = build_hooks(facts, entries)
+    assert hooks == [
+        Hook('BOARD_TYPE STREQUAL "kit"', ("pmic",)),
+        Hook("CONFIG_BOARD_TYPE_B OR CONFIG_BOARD_TYPE_C", ("imu",)),
+        Hook("(CONFIG_BOARD_TYPE_B OR CONFIG_BOARD_TYPE_C) AND IDF_VERSION_MAJOR LESS 6", ("touch",)),
+        Hook("CONFIG_BOARD_TYPE_C", ("camera",)),
+    ]
+    assert read_hooks(render_hooks(hooks)) == hooks

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
 from xzbuild.codegen.render import render, template_exists
 from xzbuild.codegen.tables import (
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
 BOARDS_DIR = "main/boards"
 # Without a firmware checkout (``--out`` alone) the table regions are written as standalone files.
-OVERLAY_TABLES = {"kconfig": "xzbuild/board-types.Kconfig", "cmake": "xzbuild/board-table.cmake"}
+OVERLAY_TABLES = {"kconfig": "xzbuild/board-types.Kconfig", "cmake": "xzbuild/board-table.cmake",
+                  "components": "xzbuild/board-components.cmake"}
 
 
 @dataclass
@@ -205,13 +207,17 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
     if firmware is not None and (kconfig is None or cmake is None):
         raise UserError(f"{firmware}: not a xiaozhi-esp32 checkout (no {KCONFIG_PATH} / {CMAKE_PATH})")
+    hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []),
+                        [(k.symbol, list(k.cmake_hooks)) for b in board_set.boards for k in b.kconfig if k.cmake_hooks])
     if kconfig is not None and cmake is not None:
         plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH).encode("utf-8")
-        plan.files[CMAKE_PATH] = splice_cmake(cmake, rows, CMAKE_PATH).encode("utf-8")
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH), hooks, CMAKE_PATH)
+        plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
         kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows)
         plan.files[OVERLAY_TABLES["kconfig"]] = kc.encode("utf-8")
         plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows).encode("utf-8")
+        plan.files[OVERLAY_TABLES["components"]] = render_hooks(hooks).encode("utf-8")
     return plan
 
 

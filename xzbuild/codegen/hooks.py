@@ -1,0 +1,94 @@
+"""Extra components per board: the ``MAIN_PRIV_REQUIRES_EXTRA`` hooks in ``main/CMakeLists.txt``.
+
+Each board Kconfig entry lists the extra components it needs (``cmake_hooks``). The imported firmware facts
+keep upstream's hook blocks (condition + components); a block keyed on board symbols is regenerated with
+the symbols whose entries list all of its components, keeping any non-board clause
+(``AND IDF_VERSION_MAJOR LESS 6``). Blocks keyed on something else (the OTA type string) stay as they are.
+Components no imported block covers get one ``if(CONFIG_<symbol>)`` block per entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from xzbuild.codegen.tables import _replace_region
+from xzbuild.errors import Location, UserError
+
+_SYMBOL_GROUP = re.compile(r"^\(?\s*(CONFIG_BOARD_TYPE_\w+(?:\s+OR\s+CONFIG_BOARD_TYPE_\w+)*)\s*\)?\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One ``if(<condition>) list(APPEND MAIN_PRIV_REQUIRES_EXTRA <components>) endif()`` block."""
+
+    condition: str
+    components: tuple[str, ...]
+
+
+def build_hooks(facts_hooks: Iterable[dict[str, Any]], entries: Iterable[tuple[str, list[str]]]) -> list[Hook]:
+    """Hooks from (symbol, components) of every board entry and the imported hook blocks (in their order)."""
+    entries = sorted(entries)
+    covered: set[tuple[str, str]] = set()
+    hooks: list[Hook] = []
+    for block in facts_hooks:
+        components = tuple(block.get("components") or ())
+        condition = str(block.get("condition", "")).strip()
+        m = _SYMBOL_GROUP.match(condition)
+        if not block.get("symbols") or m is None:
+            hooks.append(Hook(condition, components))  # keyed on the OTA type or another setting
+            continue
+        rest = m.group(2).strip()
+        symbols = [s for s, comps in entries if set(components) <= set(comps)]
+        covered.update((s, c) for s in symbols for c in components)
+        if not symbols:
+            continue
+        group = " OR ".join(f"CONFIG_{s}" for s in symbols)
+        hooks.append(Hook(f"({group}) {rest}" if rest and len(symbols) > 1 else f"{group} {rest}".strip(), components))
+    for symbol, comps in entries:
+        extra = tuple(c for c in comps if (symbol, c) not in covered)
+        if extra:
+            hooks.append(Hook(f"CONFIG_{symbol}", extra))
+    return hooks
+
+
+def render_hooks(hooks: list[Hook]) -> str:
+    """CMake text of the hook blocks."""
+    from xzbuild.codegen.render import render
+
+    return render("cmake_board_components.j2", hooks=hooks)
+
+
+def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt") -> str:
+    """Regenerate the hook blocks between ``set(MAIN_PRIV_REQUIRES_EXTRA "")`` and ``idf_component_register``."""
+
+    def unmarked(t: str) -> tuple[int, int]:
+        start = re.search(r'^set\(MAIN_PRIV_REQUIRES_EXTRA ""\)\n', t, re.M)
+        if start is None:
+            raise UserError('cannot find set(MAIN_PRIV_REQUIRES_EXTRA "") for the extra-component hooks', Location(path))
+        end = re.compile(r"^idf_component_register\(", re.M).search(t, start.end())
+        if end is None:
+            raise UserError("cannot find idf_component_register( after the extra-component hooks", Location(path))
+        return start.end(), end.start()
+
+    if "MAIN_PRIV_REQUIRES_EXTRA" not in text and not hooks:
+        return text  # a tree without the hook mechanism and nothing to add
+    return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked)
+
+
+def read_hooks(text: str) -> list[Hook]:
+    """The hook blocks of a CMakeLists.txt, for comparing trees (conditions whitespace-normalised)."""
+    out = []
+    pattern = r"^if\s*\((.*)\)\n\s*list\(APPEND MAIN_PRIV_REQUIRES_EXTRA\n((?:\s+[\w.-]+\n)+)\s*\)\nendif\(\)"
+    for m in re.finditer(pattern, text, re.M):
+        out.append(Hook(" ".join(m.group(1).split()), tuple(m.group(2).split())))
+    return out
+
+
+def hook_key(hook: Hook) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
+    """Order-free identity of a hook: its board symbols, the rest of the condition, its components."""
+    symbols = tuple(sorted(re.findall(r"CONFIG_BOARD_TYPE_\w+", hook.condition)))
+    rest = re.sub(r"[()]", "", re.sub(r"CONFIG_BOARD_TYPE_\w+(\s+OR\s+)?", "", hook.condition))
+    return symbols, " ".join(rest.split()), tuple(sorted(hook.components))
