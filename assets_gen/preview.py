@@ -170,7 +170,7 @@ def _backgrounds(c: Any, index: dict[str, Any]) -> list[tuple[str, Image]]:
         except UserError:
             continue
         img.thumbnail((300, 300))
-        out.append((f"{which}: {name} (text {ci_get(theme, 'text_color')}, bg {ci_get(theme, 'background_color')})",
+        out.append((f"{which}: {name}\ntext {ci_get(theme, 'text_color')} on {ci_get(theme, 'background_color')}",
                     img.convert("RGBA")))
     return out
 
@@ -179,13 +179,13 @@ def _row(items: list[tuple[str, Image]], label_font: Any) -> Image:
     from PIL import Image as PILImage
     from PIL import ImageDraw
 
-    height = max(img.height for _, img in items) + 22
+    height = max(img.height for _, img in items) + 42
     row = PILImage.new("RGBA", (WIDTH - 2 * MARGIN, height), (0, 0, 0, 0))
     x = 0
     for label, img in items:
         row.alpha_composite(img, (x, 0))
-        ImageDraw.Draw(row).text((x, img.height + 4), label, fill=INK, font=label_font)
-        x += max(img.width, 300) + 20
+        ImageDraw.Draw(row).multiline_text((x, img.height + 4), label, fill=INK, font=label_font, spacing=3)
+        x += max(img.width, 280) + 30
     return row
 
 
