@@ -1,0 +1,109 @@
+"""The `xzbuild assets` commands end to end: outputs, JSON, and one-line errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from xzbuild.cli.main import main
+
+
+def _fixture_args(assets_fx: Path, model_dir: Path) -> list[str]:
+    return ["--font", str(assets_fx / "noto-fonts/cbin/font_noto_sans_common_20_4.bin"),
+            "--font-meta", "common:20:4:noto-v1",
+            "--emoji-dir", str(assets_fx / "noto-fonts/png/noto-color-emoji_64"),
+            "--wake-word", str(model_dir)]
+
+
+def test_build_inspect_preview(assets_fx: Path, model_dir: Path, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "assets.bin"
+    assert main(["assets", "build", "-o", str(out), *_fixture_args(assets_fx, model_dir)]) == 0
+    assert out.read_bytes() == (assets_fx / "assets.bin").read_bytes()
+    capsys.readouterr()
+    assert main(["assets", "inspect", str(out), "--json", "--partition-size", "1M"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["file_count"] == 24 and report["checksum"] == 0x1C25
+    assert main(["assets", "inspect", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "OK: the firmware would load this bundle" in text and "wn9s_nihaoxiaozhi (125,791 B)" in text
+    sheet = tmp_path / "sheet.png"
+    assert main(["assets", "preview", str(out), "-o", str(sheet)]) == 0
+    img = Image.open(sheet)
+    assert img.format == "PNG" and img.width == 1000 and img.height > 600
+
+
+def test_inspect_corrupted_bundle_fails(assets_fx: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = bytearray((assets_fx / "assets.bin").read_bytes())
+    data[5000] ^= 0x55
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(bytes(data))
+    assert main(["assets", "inspect", str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert "checksum mismatch" in captured.out
+    assert f"{bad}: 1 problem(s)" in captured.err and len(captured.err.strip().splitlines()) == 1
+
+
+def test_srmodels_emoji_background_commands(shared_fixtures: Path, model_dir: Path, tmp_path: Path) -> None:
+    assert main(["assets", "srmodels", str(model_dir), "-o", str(tmp_path / "sr.bin")]) == 0
+    assert (tmp_path / "sr.bin").read_bytes() == (shared_fixtures / "esp-sr/srmodels.bin").read_bytes()
+    assert main(["assets", "emoji", "--size", "32", "-o", str(tmp_path / "emoji")]) == 0
+    assert len(list((tmp_path / "emoji").glob("*.png"))) == 21
+    Image.new("RGB", (50, 50), (1, 2, 3)).save(tmp_path / "bg.png")
+    assert main(["assets", "background", str(tmp_path / "bg.png"), "--display", "24x16",
+                 "-o", str(tmp_path / "bg.bin")]) == 0
+    assert len((tmp_path / "bg.bin").read_bytes()) == 28 + 24 * 16 * 2
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from xzbuild.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    ("case", "needle"),
+    [
+        ("bad-font", "not a usable cbin font"),
+        ("missing-font", "font file not found"),
+        ("non-ascii-emoji", "printable ASCII"),
+        ("long-emoji", "the limit is 31"),
+        ("oversize", "but the assets partition holds 65,536 B"),
+        ("bad-meta", "CHARSET:SIZE:BPP:BUNDLE"),
+        ("bad-model", "_MODEL_INFO_"),
+    ],
+)
+def test_malformed_inputs_give_one_line_errors(case: str, needle: str, assets_fx: Path, model_dir: Path,
+                                               tmp_path: Path) -> None:
+    args = ["assets", "build", "-o", str(tmp_path / "out.bin"), *_fixture_args(assets_fx, model_dir)]
+    emoji = tmp_path / "emoji"
+    emoji.mkdir()
+    Image.new("RGBA", (8, 8)).save(emoji / "happy.png")
+    if case == "bad-font":
+        (tmp_path / "f.bin").write_bytes(b"\x00" * 64)
+        args[args.index("--font") + 1] = str(tmp_path / "f.bin")
+        args[args.index("--font-meta"):args.index("--font-meta") + 2] = []
+    elif case == "missing-font":
+        args[args.index("--font") + 1] = str(tmp_path / "nope.bin")
+    elif case in ("non-ascii-emoji", "long-emoji"):
+        name = "开心.png" if case == "non-ascii-emoji" else "x" * 40 + ".png"
+        Image.new("RGBA", (8, 8)).save(emoji / name)
+        args[args.index("--emoji-dir") + 1] = str(emoji)
+    elif case == "oversize":
+        args += ["--partition-size", "0x10000"]
+    elif case == "bad-meta":
+        args[args.index("--font-meta") + 1] = "common-20-4"
+    elif case == "bad-model":
+        (tmp_path / "wn9_fake").mkdir()
+        (tmp_path / "wn9_fake" / "wn9_data").write_bytes(b"x")
+        args[args.index("--wake-word") + 1] = str(tmp_path / "wn9_fake")
+    proc = _run(*args)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert not (tmp_path / "out.bin").exists()
