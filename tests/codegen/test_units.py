@@ -130,8 +130,9 @@ def test_empty_dependency_list_hides_the_option() -> None:
 def test_unbalanced_markers_are_a_user_error() -> None:
     once = splice_cmake(CMAKE, _rows())
     broken = once.replace("# END xzbuild board-table", "# removed")
-    with pytest.raises(UserError, match="END marker"):
-        splice_cmake(broken, _rows())
+    with pytest.raises(UserError, match="END marker") as err:
+        splice_cmake(broken, _rows(), "main/CMakeLists.txt")
+    assert str(err.value).startswith("main/CMakeLists.txt:4: ")
 
 
 needs_gcc = pytest.mark.skipif(gcc_path() is None, reason="gcc not installed")

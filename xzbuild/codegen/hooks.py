@@ -75,7 +75,7 @@ def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt"
 
     if "MAIN_PRIV_REQUIRES_EXTRA" not in text and not hooks:
         return text  # a tree without the hook mechanism and nothing to add
-    return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked)
+    return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)
 
 
 def read_hooks(text: str) -> list[Hook]:

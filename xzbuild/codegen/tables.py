@@ -79,13 +79,16 @@ def _marked(name: str, body: str, indent: str) -> str:
     return f"{indent}# BEGIN xzbuild {name}: {_NOTE}\n{body}{indent}# END xzbuild {name}\n"
 
 
-def _replace_region(text: str, name: str, body: str, indent: str, find_unmarked: Callable[[str], tuple[int, int]]) -> str:
+def _replace_region(text: str, name: str, body: str, indent: str, find_unmarked: Callable[[str], tuple[int, int]],
+                    path: str = "") -> str:
     """Replace the marked region ``name`` (or, without markers, the span ``find_unmarked`` returns)."""
     begin = re.search(rf"^[ \t]*# BEGIN xzbuild {re.escape(name)}\b.*\n", text, re.M)
     if begin:
         end = re.compile(rf"^[ \t]*# END xzbuild {re.escape(name)}\b.*\n", re.M).search(text, begin.end())
         if end is None:
-            raise UserError(f"'BEGIN xzbuild {name}' has no matching END marker; restore the END line")
+            line = text.count("\n", 0, begin.start()) + 1
+            raise UserError(f"'BEGIN xzbuild {name}' has no matching END marker; restore the END line",
+                            Location(path, line) if path else None)
         start, stop = begin.start(), end.end()
     else:
         start, stop = find_unmarked(text)
@@ -120,6 +123,7 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
     text = _replace_region(
         text, "board-type-defaults", render_kconfig_defaults(rows), "    ",
         lambda t: _line_span(t, r"^    default BOARD_TYPE_\w+ if IDF_TARGET_\w+$", "the BOARD_TYPE default lines", path, start),
+        path,
     )
 
     def unmarked_entries(t: str) -> tuple[int, int]:
@@ -129,7 +133,7 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
             raise UserError("'choice BOARD_TYPE' has no config entries", Location(path))
         return first.start(), e
 
-    text = _replace_region(text, "board-types", render_kconfig_entries(rows), "    ", unmarked_entries)
+    text = _replace_region(text, "board-types", render_kconfig_entries(rows), "    ", unmarked_entries, path)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
         text = rewrite_dependency_list(text, kind, name, terms, path)
@@ -148,7 +152,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH) ->
             raise UserError("the board chain has no endif()", Location(path))
         return m.start(), end.end()
 
-    return _replace_region(text, "board-table", render_cmake_table(rows), "", unmarked)
+    return _replace_region(text, "board-table", render_cmake_table(rows), "", unmarked, path)
 
 
 # --- dependency lists ----------------------------------------------------------------------------------
