@@ -27,7 +27,7 @@ def aggregate(srv: Any) -> dict[str, Any]:
     for dev in devices:
         log = inner.ctx.recorder.devices[dev]
         lateness += log.downlink_lateness_ms
-        errors += log.errors
+        errors += [f"{dev} {e}" for e in log.errors]
         summ = inner.summary(dev)
         up += summ["audio_seconds"]["uplink"]
         down += summ["audio_seconds"]["downlink"]
@@ -40,11 +40,13 @@ def aggregate(srv: Any) -> dict[str, Any]:
 def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
     import asyncio
     import gc
+    import logging
     import os
     import time
 
     from hil.server import ServerThread
 
+    logging.getLogger("hil.server").setLevel(logging.ERROR)  # refusals are counted in the stats instead
     raise_fd_limit()
     pauses: list[float] = []
     if os.environ.get("XZ_GC_OFF"):

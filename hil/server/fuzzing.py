@@ -147,6 +147,7 @@ class FuzzReport:
     http_status: dict[int, int] = field(default_factory=dict)
     healthy_ok: int = 0
     healthy_failed: list[str] = field(default_factory=list)
+    healthy_seconds: list[float] = field(default_factory=list)  # listen start → tts stop per healthy session
     client_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -156,39 +157,60 @@ class FuzzReport:
         self.by_channel[channel] = self.by_channel.get(channel, 0) + 1
 
 
-async def _open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int) -> ProbeDevice:
-    probe = ProbeDevice(mac, version=version)
-    await probe.connect(http, ws_url, hello_timeout=10)
-    return probe
+async def _open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int) -> tuple[aiohttp.ClientWebSocketResponse, str]:
+    headers = {"Protocol-Version": str(version), "Device-Id": mac, "Client-Id": str(uuid.uuid4())}
+    ws = await http.ws_connect(ws_url, headers=headers, autoping=False)
+    await ws.send_str(messages.device_hello(version, mcp=False))
+    msg = await ws.receive(timeout=15)
+    if msg.type != aiohttp.WSMsgType.TEXT:
+        raise ConnectionError(f"no server hello ({msg.type.name})")
+    return ws, json.loads(msg.data).get("session_id", "")
+
+
+async def _settle(ws: aiohttp.ClientWebSocketResponse) -> bool:
+    """Ping and wait for the pong: the server answers pings in order, so every earlier frame has then been
+    handled. Returns False if the server closed the connection instead."""
+    await ws.ping()
+    while True:
+        msg = await ws.receive(timeout=15)
+        if msg.type == aiohttp.WSMsgType.PONG:
+            return True
+        if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED,
+                        aiohttp.WSMsgType.ERROR):
+            return False
 
 
 async def _ws_worker(wid: int, http: aiohttp.ClientSession, ws_url: str, quota: int, rng: random.Random,
                      report: FuzzReport) -> None:
     mac = f"fe:00:00:00:{wid >> 8:02x}:{wid & 255:02x}"
     packet = tone_frames(0.06, 16000)[0]
-    probe: ProbeDevice | None = None
-    for _ in range(quota):
-        version = rng.choice([1, 2, 3])
+    ws: aiohttp.ClientWebSocketResponse | None = None
+    session_id, version, done, attempts = "", 1, 0, 0
+    while done < quota and attempts < 3 * quota:
+        attempts += 1
         try:
-            if probe is None or probe.ws is None or probe.ws.closed:
-                if probe is not None:
-                    report.server_closes += 1
-                if rng.random() < 0.08:  # fuzz the hello / handshake of a fresh connection instead
+            if ws is None or ws.closed:
+                version = rng.choice([1, 2, 3])
+                if rng.random() < 0.08:  # fuzz the handshake or hello of a fresh connection instead
                     await _fuzz_open(http, ws_url, mac, version, rng, report)
+                    done += 1
                     continue
-                probe = await _open(http, ws_url, mac, version)
+                ws, session_id = await _open(http, ws_url, mac, version)
             if rng.random() < 0.5:
-                await probe.send_text(fuzz_text(rng, probe.session_id, probe.version))
+                await ws.send_str(fuzz_text(rng, session_id, version))
                 report.count("ws_text")
             else:
-                await probe.send_bytes(fuzz_binary(rng, probe.version, packet))
+                await ws.send_bytes(fuzz_binary(rng, version, packet))
                 report.count("ws_binary")
-            await asyncio.sleep(0)
+            done += 1
+            if not await _settle(ws):
+                report.server_closes += 1
+                await ws.close()
         except (aiohttp.ClientError, ConnectionError, TimeoutError, RuntimeError) as exc:
             report.client_errors.append(f"{mac}: {type(exc).__name__}: {exc}")
-            probe = None
-    if probe is not None:
-        await probe.close()
+            ws = None
+    if ws is not None:
+        await ws.close()
 
 
 async def _fuzz_open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int, rng: random.Random,
@@ -209,8 +231,8 @@ async def _fuzz_open(http: aiohttp.ClientSession, ws_url: str, mac: str, version
         hello = json.loads(messages.device_hello(version))
         text = json.dumps(mutate_json(rng, hello)) if rng.random() < 0.7 else fuzz_text(rng, "", version)
         await ws.send_str(text)
-        with_timeout = await ws.receive(timeout=15)
-        if with_timeout.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+        answer = await ws.receive(timeout=15)
+        if answer.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
             report.server_closes += 1
 
 
@@ -222,7 +244,7 @@ async def _http_worker(http: aiohttp.ClientSession, base: str, quota: int, rng: 
             async with http.request(method, base + path, data=body, headers=headers) as resp:
                 await resp.read()
                 report.http_status[resp.status] = report.http_status.get(resp.status, 0) + 1
-        except (aiohttp.ClientError, ConnectionError) as exc:
+        except (aiohttp.ClientError, ConnectionError) as exc:  # e.g. the server cut an over-limit upload short
             report.client_errors.append(f"http {path[:40]}: {type(exc).__name__}: {exc}")
 
 
@@ -234,9 +256,11 @@ async def _healthy(http: aiohttp.ClientSession, ota_url: str, index: int, rounds
             status, reply = await probe.ota_check(http, ota_url)
             probe.version = reply["websocket"]["version"]
             await probe.connect(http, reply["websocket"]["url"])
+            t0 = time.monotonic()
             await probe.send_text(messages.device_listen_start(probe.session_id))
             await probe.send_audio(tone_frames(0.5, 16000))
             await probe.wait_text("tts", state="stop", timeout=30)
+            report.healthy_seconds.append(time.monotonic() - t0)
             report.healthy_ok += 1
         except Exception as exc:  # a failed healthy session is the finding we are looking for
             report.healthy_failed.append(f"{mac}: {type(exc).__name__}: {exc}")

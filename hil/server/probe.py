@@ -136,7 +136,8 @@ class ProbeDevice:
             if msg.type == aiohttp.WSMsgType.TEXT:
                 obj = json.loads(msg.data)
                 if obj.get("type") == "mcp" and "method" in obj.get("payload", {}):
-                    await self._answer_mcp(obj["payload"])
+                    with contextlib.suppress(ConnectionError, aiohttp.ClientError):  # closed meanwhile
+                        await self._answer_mcp(obj["payload"])
                 if obj.get("type") == "tts" and obj.get("state") == "start":
                     self.segments.append([])
                 self.texts.append((now, obj))
