@@ -6,6 +6,7 @@ Regenerate the golden files on purpose with ``XZBUILD_UPDATE_GOLDEN=1 pytest tes
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,6 +51,7 @@ def test_new_board_per_archetype(name: str, firmware: Path, make_boards: Callabl
     text = source.read_text(encoding="utf-8")
     assert f"DECLARE_BOARD({class_name(board_dir)});" in text
     assert "BOOT_BUTTON_GPIO" in text and "GPIO_NUM_48" in (out / "config.h").read_text(encoding="utf-8")
+    _assert_board_macros_defined(text, out / "config.h", firmware.parent / "cpp")
     rc, _, err = run("boards", "check", "--boards", str(boards))
     assert rc == 0, err
     rc, diff, _ = run("generate", "--firmware", str(firmware), "--boards", str(boards), "--check")
@@ -57,6 +59,22 @@ def test_new_board_per_archetype(name: str, firmware: Path, make_boards: Callabl
     # The generated board is in both tables.
     assert f"CONFIG_BOARD_TYPE_ACME_{name.upper().replace('-', '_')}_KIT" in (
         firmware / "main/CMakeLists.txt").read_text(encoding="utf-8")
+
+
+# Prefixes of the board macros the archetype sources take from config.h.
+_BOARD_MACRO = re.compile(r"\b((?:AUDIO|DISPLAY|BOOT|ML307|BUILTIN)_[A-Z0-9_]+)\b")
+
+
+def _assert_board_macros_defined(source: str, header: Path, work: Path) -> None:
+    """Every board macro the generated .cc uses is defined by the generated config.h (gcc -E -dM)."""
+    from xzbuild.codegen.cpp_equiv import gcc_path, header_macros
+
+    used = set(_BOARD_MACRO.findall(source))
+    assert used
+    if gcc_path() is None:
+        pytest.skip("gcc not installed")
+    defined = header_macros(header, {}, work).macros
+    assert sorted(used - set(defined)) == []
 
 
 class _Board:
