@@ -35,7 +35,16 @@ class FontProfile:
     @property
     def member_name(self) -> str:
         """Member name inside the bundle (deliberately not ``*_common_*``: that would claim noto-v1)."""
-        return f"text_noto_sans_sc_{self.size}_{self.bpp}.bin"
+        if self.prebuilt:
+            return self.source.name
+        stem = "noto_sans_sc" if self.source == NOTO_CJK else re.sub(r"[^a-z0-9]+", "_", self.source.stem.lower())
+        tail = f"_{self.size}_{self.bpp}.bin"
+        return f"text_{stem.strip('_')[: 31 - len('text_') - len(tail)]}{tail}"
+
+    @property
+    def prebuilt(self) -> bool:
+        """A ready cbin font given with --font (packed as is, after validation) rather than a face to convert."""
+        return self.source.suffix.lower() == ".bin"
 
 
 def profile_for(builtin_font: str | None, source: Path | None = None, face_index: int | None = None) -> FontProfile | None:
@@ -102,6 +111,8 @@ def convert_profile(profile: FontProfile) -> bytes:
     from assets_gen.font.convert import FontOptions, convert_font
 
     check_source(profile)
+    if profile.prebuilt:
+        return profile.source.read_bytes()
     options = FontOptions(profile.size, profile.bpp, profile.face_index, profile.autohint_off)
     group = CodeGroup("charset xzbuild-common-gb2312", default_charset())
     return convert_font(profile.source.read_bytes(), [group], options, source=str(profile.source)).data

@@ -207,7 +207,7 @@ class MemberMaker:
     def key_for(self, plan: VariantPlan) -> str:
         """The bundle's content key, computed without making any member."""
         return make_key("bundle", builder=BUILDER_VERSION,
-                        font=self.font_key(plan.font) if plan.font else None,
+                        font=[self.font_key(plan.font), plan.font.member_name] if plan.font else None,
                         emoji=self._emoji_key(*plan.emoji) if plan.emoji else None,
                         wake=self._models_key(plan), skin=self._skin_key(plan))
 

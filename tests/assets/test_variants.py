@@ -114,3 +114,28 @@ def test_overrides_emoji_dir_and_background(repo_root: Path, built: tuple[Path, 
 def test_plan_json_roundtrip(repo_root: Path) -> None:
     plans = plan_variants(repo_root / "boards", [LCD], False, Overrides(), Cache(None))
     assert [VariantPlan.from_json(p.to_json()) for p in plans] == plans
+
+
+def test_esp_sr_models_are_packed(repo_root: Path, shared_fixtures: Path, built: tuple[Path, Path, list[VariantResult]],
+                                  tmp_path: Path) -> None:
+    """xmini-c3: ESP32-C3 with CONFIG_USE_ESP_WAKE_WORD, so the WakeNet9s model goes into the bundle."""
+    from assets_gen.container import read_container
+
+    _, cache, _ = built
+    [r] = build_variants(repo_root / "boards", ["xmini-c3"], False, tmp_path, Overrides(esp_sr=shared_fixtures / "esp-sr"),
+                         cache_dir=cache)
+    assert r.status == "ok", r.reason
+    c = read_container(Path(r.path).read_bytes())
+    assert c.member("srmodels.bin") == (shared_fixtures / "esp-sr" / "srmodels.bin").read_bytes()
+    assert not any("room reserved" in n for n in r.notes)
+
+
+def test_font_override_converts_at_each_variant_profile(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],
+                                                        tmp_path: Path) -> None:
+    _, cache, _ = built
+    dejavu = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    [r] = build_variants(repo_root / "boards", [OLED_4M], False, tmp_path, Overrides(font=dejavu), cache_dir=cache)
+    assert r.status == "ok", r.reason
+    assert r.members[0][0] == "text_dejavusans_14_1.bin"
+    font = next(m for m in inspect_bundle(Path(r.path).read_bytes()).members if m.kind == "text_font")
+    assert "bpp 1" in font.detail
