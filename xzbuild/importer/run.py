@@ -133,7 +133,7 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
 
     written: set[Path] = set()
     for board_dir in dirs:
-        data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report)
+        data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
             report.written.append(str(path))
@@ -164,7 +164,7 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
 
 
 def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
-                report: ImportReport) -> tuple[dict[str, Any], int]:
+                report: ImportReport, hooks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     mine = [e for d, e in entries.values() if d == board_dir]
     cfg_path = path / "config.json"
     data: dict[str, Any] = {}
@@ -195,6 +195,10 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
             report.problems.append(f"{board_dir}: no config.json and no Kconfig/CMake entry; {guessed}")
         data["target"] = target or "esp32s3"
         data["config_json"] = False
+    for hook in hooks:
+        if data["type"] in hook["types"]:  # hooks keyed on the OTA type string (m5stack-stick-s3)
+            for entry in mine:
+                entry.cmake_hooks = [*entry.cmake_hooks, *(c for c in hook["components"] if c not in entry.cmake_hooks)]
     data["sources"] = "custom"
     data["source_facts"] = facts_to_yaml(source_facts(path))
     if mine:
