@@ -27,8 +27,12 @@ fastserial.quiet_esptool_trace()
 SUITE_SCENARIO: dict[str, Any] = {"devices": {"default": {
     "ota": "websocket",
     "protocol_version": 3,
-    "turns": [{"stt": "turn the volume down", "emotion": "happy", "sentences": ["Volume is down."],
-               "audio": "tone", "after_audio_s": 0.3}],
+    # turn 0 is short (it is inside the per-board time budget); turn 1, the next "listen start" on the
+    # same connection, speaks long enough to be interrupted by the abort test
+    "turns": [{"stt": "turn the volume down", "emotion": "happy", "sentences": ["Done."],
+               "audio": "tone", "after_audio_s": 0.3},
+              {"stt": "tell me a story", "emotion": "happy", "audio": "tone", "after_audio_s": 0.3,
+               "sentences": ["Once upon a time there was a little virtual board that answered every call."]}],
     "mcp": {"with_user_tools": [False, True],
             "calls": [{"name": "self.audio_speaker.set_volume", "arguments": {"volume": 42}}], "timeout_s": 10},
 }}}

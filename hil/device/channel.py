@@ -207,9 +207,9 @@ class AudioChannel:
                     self.log("I", "vboard", f"played {self.played_frames} downlink frames ({self.played_ms} ms)")
                     if dev.listening_mode == "manual":
                         dev.set_state("idle")
-                    else:
-                        dev.set_state("listening")
-                        self._start_uplink()
+                    elif dev.set_state("listening"):
+                        # entering listening sends a new "listen start" (StartListeningAudio)
+                        asyncio.ensure_future(self.start_listening(dev.listening_mode))
             elif state == "sentence_start" and isinstance(message.get("text"), str):
                 self.log("I", "Application", f"<< {message['text']}")
         elif mtype == "stt":

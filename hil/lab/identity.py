@@ -99,6 +99,8 @@ def probe(port: str, connect_attempts: int = 3) -> Detected:
             esp._port.close()
     except (esptool.FatalError, OSError, Exception) as exc:
         raise UserError(f"{port}: no ESP chip answered ({' '.join(str(exc).split())})") from None
+    finally:
+        log.set_verbosity("auto")
     psram = None
     for feature in features:
         m = re.search(r"Embedded PSRAM (\d+)MB", feature)

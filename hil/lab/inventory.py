@@ -53,8 +53,9 @@ LAB_SCHEMA: dict[str, Any] = {
                 "variant": {"type": "string"},
                 "capabilities": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
                 "reset": {"enum": ["auto", "usb-jtag", "none"]},
-                "power": {"type": "object", "additionalProperties": False, "required": ["on", "off"],
-                          "properties": {"on": {"type": "string"}, "off": {"type": "string"}}},
+                # not a nested {on, off} mapping: YAML 1.1 reads bare on/off keys as booleans
+                "power_on": {"type": "string", "description": "shell command that powers the board on"},
+                "power_off": {"type": "string", "description": "shell command that powers the board off"},
                 "nvs_image": {"type": "string"},
                 "virtual": {"type": "object", "additionalProperties": False, "properties": {
                     "chip": {"enum": CHIPS}, "flash": {"type": "string", "pattern": SIZE},
@@ -162,7 +163,7 @@ def load_lab(path: Path) -> Lab:
             id=raw["id"], chip=chip, flash=flash, psram=psram, variant=raw.get("variant"), port=raw.get("port"),
             usb=dict(raw.get("usb") or {}), mac=(raw.get("mac") or (virtual or {}).get("mac") or None),
             capabilities=list(raw.get("capabilities") or []), reset=raw.get("reset", "auto"),
-            power=dict(raw.get("power") or {}), nvs_image=(path.parent / nvs) if nvs else None,
+            power={k: raw[f"power_{k}"] for k in ("on", "off") if raw.get(f"power_{k}")}, nvs_image=(path.parent / nvs) if nvs else None,
             virtual=dict(virtual) if virtual is not None else None, location=doc.location(where)))
     if errors:
         raise UserErrors(errors)

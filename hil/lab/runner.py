@@ -26,6 +26,7 @@ from xzbuild.errors import UserError
 from xzbuild.fsutil import atomic_write_text
 
 SUITE = Path(__file__).resolve().parents[1] / "tests"
+FLASH_BOOT_TEST, SESSION_TEST = "test_boot_banner_shows_the_flashed_image", "test_voice_round_trip"
 
 
 @dataclass
@@ -203,6 +204,9 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
     if junit.is_file():
         result.tests, times = _junit_numbers(junit)
         result.timings = {name: round(t, 3) for name, t in times.items()}
+        # The budget: flash + boot (first test, incl. esptool) plus one protocol session.
+        if FLASH_BOOT_TEST in times and SESSION_TEST in times:
+            result.timings["flash_boot_session_s"] = round(times[FLASH_BOOT_TEST] + times[SESSION_TEST], 3)
     ok = proc.returncode == 0 and result.tests.get("tests", 0) > 0
     result.status = "passed" if ok else "failed"
     if not ok:

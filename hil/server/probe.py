@@ -78,6 +78,8 @@ class ProbeDevice:
     token: str | None = None
     uuid: str = field(default_factory=lambda: str(uuidlib.uuid4()))
     page_limit: int = 8000
+    keep_audio: bool = True  # False: count frames and keep arrival times only (load runs)
+    audio_frames: int = 0
     ws: aiohttp.ClientWebSocketResponse | None = None
     session_id: str = ""
     texts: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
@@ -141,11 +143,14 @@ class ProbeDevice:
                 if obj.get("type") == "tts" and obj.get("state") == "start":
                     self.segments.append([])
                 self.texts.append((now, obj))
+                self._changed.set()
             elif msg.type == aiohttp.WSMsgType.BINARY:
-                self.audio.append((now, framing.decode_frame(self.version, msg.data)))
+                frame = framing.decode_frame(self.version, msg.data)
+                self.audio_frames += 1
+                if self.keep_audio:
+                    self.audio.append((now, frame))
                 if self.segments:
                     self.segments[-1].append(now)
-            self._changed.set()
         self._changed.set()
 
     async def _answer_mcp(self, req: dict[str, Any]) -> None:

@@ -92,13 +92,19 @@ def test_volume_tool_call(idle: Any, xz_server: Any, device_id: str) -> None:
 
 
 def test_abort_while_speaking(idle: Any, xz_server: Any, device_id: str) -> None:
+    story = SUITE_SCENARIO["devices"]["default"]["turns"][1]
     idle.write("listen\n")
-    idle.expect(line(r"State: listening -> speaking"), timeout=15)
+    idle.expect(line(r"State: speaking -> listening"), timeout=15)  # first (short) answer done
+    idle.expect(line(r"Application: >> " + re.escape(story["stt"])), timeout=10)
+    idle.expect(line(r"State: listening -> speaking"), timeout=10)
     idle.write("abort\n")
     idle.expect(line(r"Application: Abort speaking"), timeout=5)
     abort = xz_server.srv.wait_for(device_id, type="abort", direction="rx", timeout=5)
     xz_server.srv.wait_for(device_id, type="tts", direction="tx", state="stop", after=abort["seq"], timeout=5)
     idle.expect(line(r"State: speaking -> (listening|idle)"), timeout=5)
+    played = [r for r in xz_server.srv.transcript(device_id) if r.get("type") == "audio" and r.get("dir") == "tx"
+              and r["seq"] > abort["seq"]]
+    assert len(played) <= 2  # the server stops the frames (at most one in flight)
     idle.write("close\n")
 
 
@@ -120,7 +126,7 @@ def test_reconnect_after_server_drop(idle: Any, xz_server: Any, device_id: str) 
 
 @pytest.mark.hardware
 def test_power_cycle_boots_again(dut: Any, xz_board: dict[str, Any]) -> None:
-    """Needs the lab's power switch (``power: {off, on}`` in lab.yaml); virtual boards have no PSU."""
+    """Needs the lab's power switch (``power_on``/``power_off`` in lab.yaml); virtual boards have no PSU."""
     power = xz_board.get("power") or {}
     if not (power.get("off") and power.get("on")):
         pytest.skip("this lab entry has no power on/off commands")

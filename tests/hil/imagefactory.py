@@ -35,6 +35,7 @@ def make_build(
     board_name: str = "vboard-s3",
     info: dict[str, Any] | None = None,
     assets_size: int = 4 * 1024 * 1024,
+    corrupt_app: bool = False,
 ) -> Path:
     """Write an IDF-like build dir (flasher_args.json and the files it names) and return it."""
     out.mkdir(parents=True, exist_ok=True)
@@ -42,6 +43,9 @@ def make_build(
     min_rev = 3 if chip == "esp32c3" else 0  # IDF's default minimum revision for C3 is v0.3
     app = make_app_image(chip, version=version, board_name=board_name, info=info or {}, size=96 * 1024,
                          flash_size=flash_size, min_rev_full=min_rev)
+    if corrupt_app:
+        # one flipped bit in the code segment: the image checksum (and SHA-256) no longer match
+        app = app[:0x4000] + bytes([app[0x4000] ^ 0x01]) + app[0x4001:]
     files = {
         f"0x{CHIP_DEFS[chip].BOOTLOADER_FLASH_OFFSET:x}": ("bootloader/bootloader.bin",
                                                           make_bootloader_image(chip, flash_size=flash_size)),

@@ -93,6 +93,8 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
         else:
             t = r.tests
             counts = f"{t.get('tests', 0)} tests, {t.get('failures', 0) + t.get('errors', 0)} failed" if t else ""
+            if "flash_boot_session_s" in r.timings:
+                counts += f", flash+boot+session {r.timings['flash_boot_session_s']:.1f}s"
             click.echo(f"{r.status.upper():<8} {r.board:<22} {r.variant:<28} {r.seconds:6.1f}s  {counts}"
                        + (f"\n         {r.message}" if r.message else ""))
     bad = [r for r in results if r.status != "passed"]
