@@ -66,7 +66,7 @@ def show_cmd(boards_dir: Path, name: str) -> None:
     """Show one board (by dir, e.g. waveshare/esp32-p4-nano) or the board of a variant name."""
     from xzbuild.errors import UserError
     from xzbuild.model import load_boards
-    from xzbuild.parts import emit_config_h, macro_instances
+    from xzbuild.parts import macro_instances
 
     bs = load_boards(boards_dir)
     try:
@@ -94,7 +94,6 @@ def show_cmd(boards_dir: Path, name: str) -> None:
         click.echo(f"hardware:     {part}: {shown}")
     inst = macro_instances(board)
     click.echo(f"config.h:     {len(inst)} macros, {sum(inst.values())} from structured fields")
-    del emit_config_h
 
 
 @boards.command("schema")
