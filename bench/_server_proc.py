@@ -67,7 +67,9 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
         if cmd == "stats":
             fut = asyncio.run_coroutine_threadsafe(_agg(srv), srv._loop)  # type: ignore[arg-type]
             stats = fut.result(120)
-            stats["gc_pauses_ms"] = sorted(p * 1000 for p in pauses if p > 0)[-5:]
+            stats["gc_pauses_ms"] = [round(p * 1000, 1) for p in sorted(p for p in pauses if p > 0)[-3:]]
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            stats["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
             conn.send(stats)
         elif cmd == "alive":
             conn.send(srv._thread is not None and srv._thread.is_alive())

@@ -55,7 +55,7 @@ def check_transcripts(root: Path) -> dict[str, Any]:
 
 
 def fuzz_once(n: int, seed: int, workers: int, healthy: int, rounds: int, tdir: Path) -> tuple[FuzzReport, dict[str, Any], bool]:
-    with ServerProcess(scenario=SCENARIO, transcripts_dir=tdir) as sp:
+    with ServerProcess(scenario=SCENARIO, transcripts_dir=tdir, tune_gc=True) as sp:
         base = f"http://127.0.0.1:{sp.port}"
         report = asyncio.run(run_fuzz(base, n=n, seed=seed, workers=workers, healthy=healthy, healthy_rounds=rounds))
         alive = sp.alive()

@@ -18,7 +18,9 @@ import argparse
 import asyncio
 import json
 import multiprocessing as mp
+import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -46,7 +48,7 @@ SCENARIO = {"devices": {"default": {
 async def one_session(i: int, base: str, barrier: asyncio.Event, spread: float, out: dict[str, Any],
                       http: aiohttp.ClientSession) -> None:
     mac = f"02:00:00:{(i >> 16) & 255:02x}:{(i >> 8) & 255:02x}:{i & 255:02x}"
-    probe = ProbeDevice(mac, version=3, page_limit=600)
+    probe = ProbeDevice(mac, version=3, page_limit=600, keep_audio=False)
     try:
         status, reply = await probe.ota_check(http, f"{base}/xiaozhi/ota/")
         if status != 200:
@@ -60,7 +62,7 @@ async def one_session(i: int, base: str, barrier: asyncio.Event, spread: float, 
         await probe.wait_text("tts", state="stop", timeout=60)
         await probe.wait_text("mcp", timeout=30)
         out["jitter"] += probe.downlink_jitter_ms()
-        out["frames"] += len(probe.audio)
+        out["frames"] += probe.audio_frames
         out["ok"] += 1
     except Exception as exc:  # a dropped session is a result, not a crash of the bench
         out["dropped"].append(f"{mac}: {type(exc).__name__}: {exc}")
@@ -92,13 +94,19 @@ async def client_run(first: int, count: int, base: str, ramp: float, spread: flo
 
 
 def _client_proc(args: tuple[int, int, str, float, float, float], q: Any) -> None:
+    import gc
+
     raise_fd_limit()
+    gc.disable()  # the load client is the measuring instrument: keep its own GC pauses out of the jitter
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
-        q.put(runner.run(client_run(*args)))
+        out = runner.run(client_run(*args))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out["cpu_s"] = usage.ru_utime + usage.ru_stime
+    q.put(out)
 
 
 def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts: Path | None) -> dict[str, Any]:
-    with ServerProcess(scenario=SCENARIO, transcripts_dir=transcripts) as sp:
+    with ServerProcess(scenario=SCENARIO, transcripts_dir=transcripts, tune_gc=True) as sp:
         base = f"http://127.0.0.1:{sp.port}"
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
@@ -134,6 +142,8 @@ def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts:
                    "mcp_complete": server["mcp_complete"], "gc_max_pauses_ms": server["gc_pauses_ms"], "uplink_s": round(server["uplink_s"], 1),
                    "downlink_s": round(server["downlink_s"], 1), "alive": alive},
         "wall_s": round(wall, 1),
+        "cpu_s": {"server": server["cpu_s"], "clients": round(sum(p["cpu_s"] for p in parts), 1)},
+        "loadavg_1min_after": round(os.getloadavg()[0], 2),
     }
 
 
@@ -148,6 +158,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     a = ap.parse_args()
     raise_fd_limit()
+    print(f"loadavg before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; ramp {a.ramp}/s, listen spread {a.spread} s")
     with tempfile.TemporaryDirectory(prefix="xzbuild-load-") as tmp:
         tdir = None if a.no_transcripts else Path(tmp)
         ref = run_load(a.reference, a.ramp, a.spread, 1, tdir / "ref" if tdir else None) if a.reference else None
@@ -161,7 +172,8 @@ def main() -> int:
             if r is None:
                 continue
             print(f"[{name}] sessions={r['sessions']} ok={r['ok']} dropped={r['dropped']} "
-                  f"connected_at_once={r['connected_at_once']} wall={r['wall_s']}s")
+                  f"connected_at_once={r['connected_at_once']} wall={r['wall_s']}s cpu={r['cpu_s']} "
+                  f"loadavg={r['loadavg_1min_after']}")
             print(f"  hello RTT ms      p50={r['hello_rtt_ms']['p50']:.2f} p99={r['hello_rtt_ms']['p99']:.2f} "
                   f"max={r['hello_rtt_ms']['max']:.2f}")
             print(f"  device jitter ms  p50={r['device_jitter_ms']['p50']:.2f} p99={r['device_jitter_ms']['p99']:.2f} "

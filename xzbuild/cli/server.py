@@ -60,7 +60,7 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
         click.echo(f"warning: bound to {host} without --token: every non-loopback device will be refused", err=True)
     limits = Limits(max_body_bytes=max_body, max_frame_bytes=max_frame, idle_timeout_s=idle_timeout)
     srv = ReferenceServer(host, port, loaded, transcripts, token=token, auth=auth, tls_cert=tls_cert, tls_key=tls_key,
-                          tls_self_signed=tls_self_signed, firmware_dir=firmware_dir, limits=limits)
+                          tls_self_signed=tls_self_signed, firmware_dir=firmware_dir, limits=limits, tune_gc=True)
 
     async def serve() -> None:
         try:
