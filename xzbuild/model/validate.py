@@ -195,15 +195,20 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
                           "add the CSV or pick an existing table", where)]
     try:
         from xzbuild.partitions import parse_flash_size, read_csv
-
-        if str(path) not in _table_cache:
-            _table_cache[str(path)] = read_csv(path, verify=False)
-        end = _table_cache[str(path)].flash_end()
-        size = parse_flash_size(v.flash_size)
-    except UserError as exc:
-        return [UserError(f"{v.path_key}: partition table '{v.partition_table}' is invalid ({exc.message})", where)]
     except ImportError:
         return []
+    try:
+        size = parse_flash_size(v.flash_size)
+    except UserError as exc:
+        return [UserError(f"{v.path_key}: {exc.message}", where)]
+    try:
+        stat = path.stat()
+        cache_key = f"{path}:{stat.st_mtime_ns}:{stat.st_size}"  # re-read when the CSV changes
+        if cache_key not in _table_cache:
+            _table_cache[cache_key] = read_csv(path, verify=False)
+        end = _table_cache[cache_key].flash_end()
+    except UserError as exc:
+        return [UserError(f"{v.path_key}: partition table '{v.partition_table}' is invalid ({exc.message})", where)]
     if end > size:
         return [UserError(f"{v.path_key}: partition table '{v.partition_table}' ends at {end:#x} but the flash is "
                           f"{v.flash_size}; choose a larger flash size or a smaller table", where)]
