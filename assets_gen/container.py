@@ -140,10 +140,10 @@ def read_container(data: bytes, partition_size: int | None = None) -> Container:
             f"checksum mismatch: stored 0x{c.stored_checksum:X}, computed 0x{c.computed_checksum:04X}"
         )
     table_end = HEADER.size + ENTRY.size * c.file_count
-    if table_end > HEADER.size + c.body_len:
+    end_of_body = min(HEADER.size + c.body_len, len(data))
+    if table_end > end_of_body:
         c.errors.append(f"{c.file_count} table entries need {table_end} bytes, past the end of the body")
         return c
-    end_of_body = HEADER.size + c.body_len
     seen: set[str] = set()
     for i in range(c.file_count):
         raw_name, size, offset, width, height = ENTRY.unpack_from(data, HEADER.size + ENTRY.size * i)

@@ -85,7 +85,8 @@ def inspect_bundle(data: bytes, partition_size: int | None = None) -> Report:
     _check_emoji(c, index, rows, report)
     _check_skin(c, index, rows, report)
     _check_multinet(index, report)
-    for name in ci_get(index, "extra_files") or []:
+    extra = ci_get(index, "extra_files")
+    for name in extra if isinstance(extra, list) else []:
         if isinstance(name, str) and name in rows:
             rows[name].kind = "extra"
     return report
