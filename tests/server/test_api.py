@@ -48,7 +48,7 @@ def test_server_thread_sync_api(tmp_path: Path) -> None:
         assert [r["seq"] for r in srv.transcript(MAC)] == list(range(1, len(srv.transcript(MAC)) + 1))
         t0 = time.monotonic()
         with pytest.raises(TimeoutError, match="no record matching"):
-            srv.wait_for(MAC, type="listen", state="stop", timeout=0.3)
+            srv.wait_for(MAC, type="listen", state="detect", timeout=0.3)
         assert time.monotonic() - t0 < 3
 
 
