@@ -48,7 +48,8 @@ def render_preview(data: bytes, sample: str | None = None, source: str = "<bundl
     label_font = ImageFont.load_default(size=15)
     blocks: list[Image] = [_title(f"{source}: {len(data):,} B, {c.file_count} members, "
                                   f"{'OK' if report.ok else 'FAIL ' + str(len(report.errors)) + ' error(s)'}", label_font)]
-    font = _font(c.member(ci_get(index, "text_font") or ""))
+    font_name = ci_get(index, "text_font")
+    font = _font(c.member(font_name)) if isinstance(font_name, str) else None
     if font is not None:
         lines = sample.splitlines() if sample else list(SAMPLE)
         blocks.append(_title(f"text font {ci_get(index, 'text_font')}: {font_summary(font)}", label_font))
@@ -123,7 +124,8 @@ def _emoji(c: Any, index: dict[str, Any]) -> list[tuple[str, Image]]:
     from PIL import Image as PILImage
 
     out = []
-    for item in ci_get(index, "emoji_collection") or []:
+    coll = ci_get(index, "emoji_collection")
+    for item in coll if isinstance(coll, list) else []:
         name, file = ci_get(item, "name"), ci_get(item, "file")
         data = c.member(file) if isinstance(file, str) else None
         if data is None:
@@ -197,7 +199,7 @@ def _models(c: Any, index: dict[str, Any]) -> list[str]:
     if data is None:
         return []
     lines = [f"{m.name}: {m.info}" for m in read_srmodels(data).models]
-    mn = ci_get(index, "multinet_model")
-    for cmd in (ci_get(mn, "commands") or []) if mn else []:
+    commands = ci_get(ci_get(index, "multinet_model"), "commands")
+    for cmd in commands if isinstance(commands, list) else []:
         lines.append(f"custom wake word: {ci_get(cmd, 'command')} → {ci_get(cmd, 'text')}")
     return lines
