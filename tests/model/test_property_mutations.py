@@ -18,6 +18,8 @@ from xzbuild.errors import UserError
 from xzbuild.model import load_boards
 
 REPO = Path(__file__).resolve().parents[2]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 FILES = ["demo-wifi.yaml", "acme/p4-board.yaml", "_firmware.yaml"]
 LINE = re.compile(r"^\S+\.yaml:\d+:\d+: \S.*$")
 
@@ -41,7 +43,7 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 def _mutate_data(text: str, data: st.DataObject) -> str:
-    doc = yaml.safe_load(text)
+    doc = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (libyaml when available)
     paths = [p for p in _paths(doc) if p]
     path = data.draw(st.sampled_from(paths))
     parent = doc
@@ -56,7 +58,7 @@ def _mutate_data(text: str, data: st.DataObject) -> str:
         parent[data.draw(st.text(min_size=1, max_size=10))] = data.draw(values)
     else:
         parent.insert(path[-1], data.draw(values))
-    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+    return yaml.dump(doc, Dumper=_DUMPER, allow_unicode=True, sort_keys=False)
 
 
 def _mutate_text(text: str, data: st.DataObject) -> str:
@@ -122,3 +124,46 @@ def teardown_module() -> None:
     if _TREE:
         shutil.rmtree(_TREE["boards"].parent, ignore_errors=True)
         _TREE.clear()
+    if _REAL_TREE:
+        shutil.rmtree(_REAL_TREE["root"], ignore_errors=True)
+        _REAL_TREE.clear()
+
+
+REAL = ["wk-esp32s3-dev.yaml", "waveshare/esp32-p4-wifi6-touch-lcd.yaml", "sensecap-watcher.yaml"]
+_REAL_TREE: dict[str, Any] = {}
+
+
+def check_real_mutation(data: st.DataObject) -> None:
+    """Same property on real imported boards (deep config_h trees), one board per tree."""
+    if not _REAL_TREE:
+        root = Path(tempfile.mkdtemp(prefix="xzbuild-prop-real-"))
+        (root / "waveshare").mkdir()
+        shutil.copy(REPO / "boards" / "_firmware.yaml", root / "_firmware.yaml")
+        _REAL_TREE["root"] = root
+        _REAL_TREE["texts"] = {f: (REPO / "boards" / f).read_text(encoding="utf-8") for f in REAL}
+    root, texts = _REAL_TREE["root"], _REAL_TREE["texts"]
+    name = data.draw(st.sampled_from(REAL))
+    mutated = (_mutate_data if data.draw(st.booleans()) else _mutate_text)(texts[name], data)
+    target = root / name
+    try:
+        target.write_text(mutated, encoding="utf-8")
+        try:
+            load_boards(root)
+        except UserError as exc:
+            for line in str(exc).splitlines():
+                assert LINE.match(line), line
+    finally:
+        target.unlink()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_real_board_mutations_fail_cleanly(data: st.DataObject) -> None:
+    check_real_mutation(data)
+
+
+@pytest.mark.slow
+@settings(max_examples=3_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_real_board_mutations_fail_cleanly_long(data: st.DataObject) -> None:
+    check_real_mutation(data)
