@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 PART_PATHS_FILE = Path(__file__).with_name("part_paths.yaml")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+_ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
 @lru_cache(maxsize=256)
@@ -76,6 +77,24 @@ class PathMap:
     parts: list[Part]
     global_paths: list[str]
     ignore: list[str]
+    components: dict[str, list[re.Pattern[str]]] = field(default_factory=dict)
+    build_inputs: list[str] = field(default_factory=list)
+    locales_dir: str | None = None
+    release_locales: frozenset[str] = frozenset()
+
+    def unused_locale(self, path: str) -> str | None:
+        """The locale name if `path` is in a locale directory release builds never use."""
+        if not self.locales_dir or not path.startswith(self.locales_dir + "/"):
+            return None
+        locale = path[len(self.locales_dir) + 1:].split("/", 1)[0]
+        return locale if "/" in path[len(self.locales_dir) + 1:] and locale not in self.release_locales else None
+
+    def component_headers(self, name: str) -> list[re.Pattern[str]]:
+        """Header patterns of a component dependency (its own name when the map does not list it)."""
+        if name in self.components:
+            return self.components[name]
+        stem = name.rsplit("/", 1)[-1].replace("-", "_")
+        return [re.compile(rf"(?:^|/){re.escape(stem)}(?:\.h|/)", re.IGNORECASE)]
 
     def part_for(self, path: str) -> Part | None:
         """The part owning a firmware path, if any."""
@@ -102,7 +121,16 @@ def load_path_map(path: Path = PART_PATHS_FILE) -> PathMap:
             raise UserError(f"part {name!r} needs `used_by` or `targets`", Location(str(path)))
         targets = frozenset(spec["targets"]) if spec.get("targets") else None
         parts.append(Part(str(name), list(spec["paths"]), used_by, targets))
-    return PathMap(parts, list(data.get("global") or []), list(data.get("ignore") or []))
+    components = {}
+    for name, headers in (data.get("components") or {}).items():
+        try:
+            components[str(name)] = [re.compile(h) for h in headers]
+        except (re.error, TypeError) as exc:
+            raise UserError(f"component {name!r}: expected a list of header regexes ({exc})",
+                            Location(str(path))) from exc
+    locales = data.get("locales") or {}
+    return PathMap(parts, list(data.get("global") or []), list(data.get("ignore") or []), components,
+                   list(data.get("build_inputs") or []), locales.get("dir"), frozenset(locales.get("release") or []))
 
 
 @dataclass
@@ -116,6 +144,7 @@ class BoardNode:
     yaml_path: str | None = None  # path of boards/<dir>.yaml relative to the xzbuild repo root
     parts: set[str] | None = None  # None: no firmware tree was scanned, part use unknown
     includes: set[str] = field(default_factory=set)  # firmware dirs (under main/boards) it includes from
+    text: str = field(default="", repr=False)  # its firmware sources, for component header lookups
 
 
 @dataclass
@@ -124,6 +153,72 @@ class BoardGraph:
 
     nodes: dict[str, BoardNode]
     path_map: PathMap
+    firmware: Path | None = None
+    _shared: dict[str, list[str]] | None = field(default=None, repr=False)  # shared source -> its includes
+    _component_memo: dict[tuple[str, frozenset[str] | None], frozenset[str] | None] = field(
+        default_factory=dict, repr=False)
+
+    def part_users(self, part: Part) -> set[str] | None:
+        """Board dirs using a part (None: no firmware tree was scanned)."""
+        if any(n.parts is None for n in self.nodes.values()):
+            return None
+        return {n.dir for n in self.nodes.values() if n.parts is not None and part.name in n.parts}
+
+    def source_users(self, path: str) -> frozenset[str] | None:
+        """Board dirs whose image a firmware source file reaches: a part's users, a board's own files;
+        None for shared sources (every board)."""
+        part = self.path_map.part_for(path)
+        if part is not None:
+            users = self.part_users(part)
+            return frozenset(users) if users is not None else None
+        if path.startswith("main/boards/") and not path.startswith("main/boards/common/"):
+            board = self.board_for_firmware_path(path.removeprefix("main/boards/"))
+            return frozenset({board}) if board else frozenset()
+        return None
+
+    def component_users(self, name: str, targets: set[str] | None = None) -> frozenset[str] | None:
+        """Board dirs that include a component's headers, directly or through a part; None = everyone
+        (a shared source includes it, or nothing does and its users cannot be told)."""
+        key = (name, frozenset(targets) if targets is not None else None)
+        if key not in self._component_memo:
+            self._component_memo[key] = self._component_users(name, targets)
+        return self._component_memo[key]
+
+    def _component_users(self, name: str, targets: set[str] | None) -> frozenset[str] | None:
+        if self.firmware is None:
+            return None
+        headers = self.path_map.component_headers(name)
+
+        def uses(includes: list[str]) -> bool:
+            return any(h.search(inc) for inc in includes for h in headers)
+
+        users: set[str] = set()
+        for rel, includes in self._shared_sources().items():
+            if uses(includes):
+                found = self.source_users(rel)
+                if found is None:
+                    return None
+                users |= found
+        users |= {n.dir for n in self.nodes.values() if uses(_ANY_INCLUDE.findall(n.text))}
+        if not users:
+            return None
+        return frozenset(b for b in users if targets is None or self.nodes[b].target in targets)
+
+    def _shared_sources(self) -> dict[str, list[str]]:
+        """The #include targets of every firmware source outside the board directories (read once)."""
+        if self._shared is None:
+            assert self.firmware is not None
+            main = self.firmware / "main"
+            self._shared = {}
+            for path in sorted(main.rglob("*")):
+                if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+                    continue
+                rel = path.relative_to(self.firmware).as_posix()
+                inner = rel.removeprefix("main/boards/")
+                if rel.startswith("main/boards/") and not inner.startswith("common/"):
+                    continue
+                self._shared[rel] = _ANY_INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace"))
+        return self._shared
 
     def board_for_firmware_path(self, rel: str) -> str | None:
         """The longest board dir equal to or prefixing `rel` (path relative to main/boards)."""
@@ -165,7 +260,7 @@ class BoardGraph:
                 symbols={k.symbol for k in board.kconfig}, yaml_path=yaml_path)
         if firmware is not None:
             scan_firmware(nodes, firmware, path_map)
-        return cls(nodes, path_map)
+        return cls(nodes, path_map, firmware)
 
 
 def scan_firmware(nodes: dict[str, BoardNode], firmware: Path, path_map: PathMap) -> None:
@@ -200,4 +295,5 @@ def scan_firmware(nodes: dict[str, BoardNode], firmware: Path, path_map: PathMap
                 pending.append(resolved)
         text = "\n".join(texts)
         node.parts = {p.name for p in path_map.parts if p.used_by_board(text, node.target)}
+        node.text = text
         node.includes = {d for d in includes if d != node.dir}

@@ -7,7 +7,8 @@ Rules, first match wins (`--why` prints the rule per variant):
    text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
 4. A part's firmware paths (part_paths.yaml) → the variants whose boards use the part.
 5. `sdkconfig.defaults.<target>` → that target's variants; `partitions/<csv>` → variants using that table.
-6. Ignored paths (docs, tests, READMEs) → nothing; any other path → every variant.
+6. Paths every build shares (scripts CMake runs, sdkconfig.defaults) → every variant; paths outside the
+   build inputs or ignored (docs, READMEs, unused locales) → nothing; any other build input → every variant.
 Finally, a selection covering at least `threshold` of all variants becomes "everything" (Zephyr-style).
 """
 
@@ -25,13 +26,10 @@ from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.tables import TableChange, cmake_change, component_manifest_change, kconfig_change
 
 DEFAULT_THRESHOLD = 0.8
-_TABLES = {
-    "main/Kconfig.projbuild": kconfig_change,
-    "main/CMakeLists.txt": cmake_change,
-}
+_TABLES = {"main/Kconfig.projbuild", "main/CMakeLists.txt"}
 _MANIFEST = "main/idf_component.yml"
 # xzbuild-repo paths that shape every generated firmware tree.
-_XZBUILD_GLOBAL = ["templates/**", "xzbuild/**", "pyproject.toml", ".github/workflows/**"]
+_XZBUILD_GLOBAL = ["templates/**", "xzbuild/**", "pyproject.toml"]
 
 
 class ContentSource(Protocol):
@@ -146,15 +144,18 @@ def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None
         return
     part = pmap.part_for(path)
     if part is not None:
-        unknown = [n.dir for n in graph.nodes.values() if n.parts is None]
-        if unknown:
+        users = graph.part_users(part)
+        if users is None:
             picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
-            return
-        users = {n.dir for n in graph.nodes.values() if n.parts is not None and part.name in n.parts}
-        picker.boards(path, users, f"uses part {part.name}")
+        else:
+            picker.boards(path, users, f"uses part {part.name}")
+        return
+    locale = pmap.unused_locale(path)
+    if locale is not None:
+        picker.nothing(path, f"release builds do not use locale {locale}")
         return
     name = path.rsplit("/", 1)[-1]
-    if "/" not in path and name.startswith("sdkconfig.defaults."):
+    if "/" not in path and name.startswith("sdkconfig.defaults.") and name.count(".") == 2:
         picker.targets(path, {name.removeprefix("sdkconfig.defaults.")}, "target defaults changed")
         return
     if path.startswith("partitions/") and path.endswith(".csv"):
@@ -164,13 +165,13 @@ def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None
         hit = [e for e in picker.entries if getattr(e.variant, "partition_table", None) == path]
         picker.where(path, hit, "uses this partition table")
         return
-    if matches(path, pmap.ignore):
+    if matches(path, pmap.global_paths) or matches(path, _XZBUILD_GLOBAL):
+        picker.all(path, "shared by every build")
+        return
+    if matches(path, pmap.ignore) or (pmap.build_inputs and not matches(path, pmap.build_inputs)):
         picker.nothing(path, "does not reach a firmware image")
         return
-    if matches(path, pmap.global_paths) or matches(path, _XZBUILD_GLOBAL):
-        picker.all(path, "shared source")
-        return
-    picker.all(path, "unknown shared path")
+    picker.all(path, "shared firmware source" if path.startswith(("main/", "components/")) else "unknown path")
 
 
 def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
@@ -180,21 +181,23 @@ def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
         picker.all(path, "global table changed (no base/head content to diff; use --base/--head)")
         return
     old, new = old or "", new or ""
+    graph = picker.graph
     change: TableChange
     if path == _MANIFEST:
-        targets = {n.target for n in picker.graph.nodes.values()} | {e.target for e in picker.entries}
-        change = component_manifest_change(path, old, new, targets)
+        targets = {n.target for n in graph.nodes.values()} | {e.target for e in picker.entries}
+        change = component_manifest_change(path, old, new, targets, graph.component_users)
+    elif path == "main/CMakeLists.txt":
+        change = cmake_change(path, old, new, graph.source_users)
     else:
-        change = _TABLES[path](path, old, new)
+        change = kconfig_change(path, old, new)
     if change.everything:
         picker.all(path, f"non-board change at {change.everything}")
         return
-    graph = picker.graph
-    boards = graph.boards_for_symbols(change.symbols) | graph.boards_for_types(change.types)
+    boards = graph.boards_for_symbols(change.symbols) | graph.boards_for_types(change.types) | change.boards
     if boards:
-        picker.boards(path, boards, "board's own table entries changed")
+        picker.boards(path, boards, "changed entries concern only these boards")
     if change.targets:
-        picker.targets(path, change.targets, "target-limited component dependency changed")
+        picker.targets(path, change.targets, "changed entries are limited to these targets")
     if not boards and not change.targets:
         picker.nothing(path, "no built board's entries changed")
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import yaml
 
 _BOARD_SYM = re.compile(r"\b(?:CONFIG_)?BOARD_TYPE_([A-Za-z0-9_]+)\b")
 _TYPE_COND = re.compile(r'\bBOARD_TYPE\s+STREQUAL\s+"([^"]+)"')
+_TARGET_SYM = re.compile(r"\b(?:CONFIG_)?IDF_TARGET_(ESP32[A-Z0-9]*)\b")
+_TARGET_COND = re.compile(r'\$?\{?\bIDF_TARGET\}?\s+STREQUAL\s+"([a-z0-9]+)"')
+_SOURCE_LINE = re.compile(r'^(?:(?:set|list)\s*\(\s*(?:APPEND\s+|REMOVE_ITEM\s+)?SOURCES\s*)?((?:"[^"]+\.(?:c|cc|cpp)"\s*)+)\)?$')
 
 
 @dataclass
@@ -25,12 +29,14 @@ class TableChange:
     """The boards/targets a table change affects; `everything` wins over the sets."""
 
     symbols: set[str] = field(default_factory=set)  # BOARD_TYPE_* symbols without the CONFIG_ prefix
+    boards: set[str] = field(default_factory=set)  # board dirs (from part users of changed source lines)
     types: set[str] = field(default_factory=set)  # OTA board types (CMake `BOARD_TYPE STREQUAL` hooks)
     targets: set[str] = field(default_factory=set)  # every variant of these targets
     everything: str | None = None  # reason ("main/CMakeLists.txt:12: set(X ...)") when all variants are hit
 
     def merge(self, other: TableChange) -> None:
         self.symbols |= other.symbols
+        self.boards |= other.boards
         self.types |= other.types
         self.targets |= other.targets
         self.everything = self.everything or other.everything
@@ -44,9 +50,18 @@ class _Line:
 
 
 def _board_terms(text: str) -> set[str]:
+    """Board symbols, board types (``type:x``) and targets (``target:esp32s3``) a line names."""
     terms = {f"BOARD_TYPE_{m}" for m in _BOARD_SYM.findall(text)}
     terms |= {f"type:{m}" for m in _TYPE_COND.findall(text)}
+    terms |= {f"target:{m.lower()}" for m in _TARGET_SYM.findall(text)}
+    terms |= {f"target:{m}" for m in _TARGET_COND.findall(text)}
     return terms
+
+
+def _strip_terms(text: str) -> str:
+    for pattern in (_TYPE_COND, _TARGET_COND, _BOARD_SYM, _TARGET_SYM):
+        text = pattern.sub("", text)
+    return text
 
 
 def _split_top(expr: str, op: re.Pattern[str]) -> list[str]:
@@ -91,7 +106,7 @@ def _restriction(expr: str, negation: re.Pattern[str], ops: tuple[re.Pattern[str
     if atom.startswith("(") and atom.endswith(")") and _balanced(atom[1:-1]):
         return _restriction(atom[1:-1], negation, ops)
     terms = _board_terms(atom)
-    if terms and _BOARD_SYM.sub("", _TYPE_COND.sub("", atom)).strip() == "":
+    if terms and _strip_terms(atom).strip() == "":
         return frozenset(terms)
     return None
 
@@ -223,17 +238,55 @@ def _cmake_lines(text: str) -> list[_Line]:
 
 def _skeleton(text: str) -> str:
     """The line with board terms and list operators removed (equal skeletons = only the board list changed)."""
-    text = _BOARD_SYM.sub("", text)
-    text = _TYPE_COND.sub("", text)
+    text = _strip_terms(text)
     return re.sub(r"\|\||\bOR\b|[()\s]", "", text)
 
 
-def _diff(path: str, old: list[_Line], new: list[_Line]) -> TableChange:
+SourceUsers = Callable[[str], "frozenset[str] | None"]
+"""Maps a firmware source path (``main/audio/codecs/x.cc``) to the board dirs using it, None = everyone."""
+
+
+def _source_boards(text: str, base: str, users: SourceUsers | None) -> frozenset[str] | None:
+    """Board dirs affected by a changed source-list line (`"display/x.cc"`), or None if not such a line."""
+    m = _SOURCE_LINE.match(text)
+    if users is None or m is None:
+        return None
+    result: set[str] = set()
+    for rel in re.findall(r'"([^"]+)"', m.group(1)):
+        found = users(f"{base}/{rel}" if base else rel)
+        if found is None:
+            return None
+        result |= found
+    return frozenset(f"board:{b}" for b in result)
+
+
+def _slide(lines: list[_Line], start: int, end: int) -> tuple[int, int]:
+    """Among the equivalent placements of an inserted/deleted run (diff "sliders": the run's first line
+    equals the line after it, or its last the line before), pick the one with the fewest ungated lines.
+    Without this a new `choice ... endchoice` block may be reported as starting with the previous
+    block's `endchoice`."""
+    best = (sum(x.gate is None for x in lines[start:end]), start)
+    lo = start
+    while lo > 0 and lines[lo - 1].text == lines[lo - 1 + end - start].text:
+        lo -= 1
+        best = min(best, (sum(x.gate is None for x in lines[lo:lo + end - start]), lo))
+    hi = start
+    while hi + end - start < len(lines) and lines[hi].text == lines[hi + end - start].text:
+        hi += 1
+        best = min(best, (sum(x.gate is None for x in lines[hi:hi + end - start]), hi))
+    return best[1], best[1] + end - start
+
+
+def _diff(path: str, old: list[_Line], new: list[_Line], users: SourceUsers | None = None) -> TableChange:
     change = TableChange()
     matcher = difflib.SequenceMatcher(a=[x.text for x in old], b=[x.text for x in new], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
+        if op == "insert":
+            j1, j2 = _slide(new, j1, j2)
+        elif op == "delete":
+            i1, i2 = _slide(old, i1, i2)
         olds, news = old[i1:i2], new[j1:j2]
         pairs: list[tuple[_Line | None, _Line | None]]
         if len(olds) == len(news):
@@ -248,7 +301,11 @@ def _diff(path: str, old: list[_Line], new: list[_Line]) -> TableChange:
             for side in (o, n):
                 if side is None:
                     continue
-                if side.gate is None:
+                sourced = _source_boards(side.text, path.rsplit("/", 1)[0] if "/" in path else "", users)
+                if side.gate is None and sourced is not None:
+                    # A source added to / removed from the build: only boards using that part change.
+                    _add_terms(change, sourced)
+                elif side.gate is None:
                     change.everything = change.everything or f"{path}:{side.number}: {side.text[:80]}"
                 else:
                     _add_terms(change, side.gate)
@@ -259,6 +316,10 @@ def _add_terms(change: TableChange, terms: frozenset[str] | set[str]) -> None:
     for term in terms:
         if term.startswith("type:"):
             change.types.add(term[5:])
+        elif term.startswith("target:"):
+            change.targets.add(term[7:])
+        elif term.startswith("board:"):
+            change.boards.add(term[6:])
         else:
             change.symbols.add(term)
 
@@ -268,9 +329,9 @@ def kconfig_change(path: str, old: str, new: str) -> TableChange:
     return _diff(path, _kconfig_lines(old), _kconfig_lines(new))
 
 
-def cmake_change(path: str, old: str, new: str) -> TableChange:
-    """The boards a `CMakeLists.txt` edit affects."""
-    return _diff(path, _cmake_lines(old), _cmake_lines(new))
+def cmake_change(path: str, old: str, new: str, users: SourceUsers | None = None) -> TableChange:
+    """The boards a `CMakeLists.txt` edit affects; `users` resolves changed source-list entries to boards."""
+    return _diff(path, _cmake_lines(old), _cmake_lines(new), users)
 
 
 def _dep_targets(spec: object, all_targets: set[str]) -> set[str] | None:
@@ -288,9 +349,15 @@ def _dep_targets(spec: object, all_targets: set[str]) -> set[str] | None:
     return allowed
 
 
-def component_manifest_change(path: str, old: str, new: str, all_targets: set[str]) -> TableChange:
-    """The targets an `idf_component.yml` edit affects: dependencies limited by target rules only
-    rebuild those targets; any other dependency or manifest change rebuilds everything."""
+ComponentUsers = Callable[[str, "set[str] | None"], "frozenset[str] | None"]
+"""Maps a component dependency (and the targets its rules allow, None = all) to the board dirs using it;
+None = everyone."""
+
+
+def component_manifest_change(path: str, old: str, new: str, all_targets: set[str],
+                              users: ComponentUsers | None = None) -> TableChange:
+    """What an `idf_component.yml` edit affects: per changed dependency, the boards using it (`users`),
+    else the targets its `rules` limit it to, else everything. Other manifest keys changing → everything."""
     change = TableChange()
     try:
         before, after = yaml.safe_load(old) or {}, yaml.safe_load(new) or {}
@@ -310,14 +377,18 @@ def component_manifest_change(path: str, old: str, new: str, all_targets: set[st
     for name in sorted(set(deps_before) | set(deps_after), key=str):
         if deps_before.get(name) == deps_after.get(name):
             continue
-        targets: set[str] = set()
-        for spec in (deps_before.get(name), deps_after.get(name)):
-            if spec is None:
-                continue
-            limited = _dep_targets(spec, all_targets)
-            if limited is None:
-                change.everything = f"{path}: dependency {name} (used on every target) changed"
-                return change
-            targets |= limited
-        change.targets |= targets
+        if name == "idf":
+            change.everything = f"{path}: the ESP-IDF requirement changed"
+            return change
+        limits = [_dep_targets(spec, all_targets) for spec in (deps_before.get(name), deps_after.get(name))
+                  if spec is not None]
+        limited = None if any(x is None for x in limits) else set().union(*limits)  # type: ignore[arg-type]
+        boards = users(str(name), limited) if users is not None else None
+        if boards is not None:
+            change.boards |= boards
+        elif limited is not None:
+            change.targets |= limited
+        else:
+            change.everything = f"{path}: dependency {name} (shared, or its users unknown) changed"
+            return change
     return change
