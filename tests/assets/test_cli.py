@@ -107,3 +107,14 @@ def test_malformed_inputs_give_one_line_errors(case: str, needle: str, assets_fx
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
     assert not (tmp_path / "out.bin").exists()
+
+
+def test_inspect_against_a_variant_partition(assets_fx: Path, repo_root: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    golden = str(assets_fx / "assets.bin")
+    boards = str(repo_root / "boards")
+    assert main(["assets", "inspect", golden, "--variant", "bread-compact-esp32-lcd", "--boards", boards]) == 0
+    assert "partition 1,048,576 B" in capsys.readouterr().out
+    assert main(["assets", "inspect", golden, "--variant", "lceda-course-examples-eda-robot-pro",
+                 "--boards", boards]) == 1
+    assert "has no assets partition" in capsys.readouterr().err

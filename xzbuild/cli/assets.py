@@ -88,8 +88,11 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
 @assets.command("inspect")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--partition-size", help="Check against this assets partition size (e.g. 0x100000).")
+@click.option("--variant", help="Check against this variant's assets partition (from the board model).")
+@click.option("--boards", "boards_dir", type=_DIR, default=Path("boards"), show_default=True,
+              help="Board YAML directory (with --variant).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inspect_cmd(file: Path, partition_size: str | None, as_json: bool) -> None:
+def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boards_dir: Path, as_json: bool) -> None:
     """Validate an assets.bin like the firmware does and list its members."""
     from assets_gen.explicit import parse_size
     from assets_gen.inspect import inspect_bundle
@@ -98,7 +101,16 @@ def inspect_cmd(file: Path, partition_size: str | None, as_json: bool) -> None:
 
     if not file.is_file():
         raise UserError("file not found", Location(str(file)))
-    report = inspect_bundle(file.read_bytes(), parse_size(partition_size) if partition_size else None)
+    size = parse_size(partition_size) if partition_size else None
+    if variant:
+        from assets_gen.cache import Cache
+        from assets_gen.plan import Overrides, plan_variants
+
+        [plan] = plan_variants(boards_dir, [variant], False, Overrides(), Cache(None))
+        if plan.partition_size is None:
+            raise UserError(f"variant {variant} has no assets partition ({plan.partition_table})")
+        size = plan.partition_size
+    report = inspect_bundle(file.read_bytes(), size)
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
