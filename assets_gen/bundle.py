@@ -13,7 +13,7 @@ from pathlib import Path
 from assets_gen.container import pack_container
 from assets_gen.emoji import EmojiFile
 from assets_gen.index import FontMeta, Multinet, Theme, make_index
-from assets_gen.names import check_name
+from assets_gen.names import check_name, walk_files
 from assets_gen.srmodels import SrModel, pack_srmodels
 from xzbuild.errors import Location, UserError
 
@@ -124,8 +124,8 @@ def read_extra_files(directory: Path) -> list[tuple[str, bytes]]:
     if not directory.is_dir():
         raise UserError("extra files directory not found", Location(str(directory)))
     out: dict[str, tuple[Path, bytes]] = {}
-    for path in sorted(directory.rglob("*"), key=lambda p: p.relative_to(directory).parts):
-        if not path.is_file() or path.name.startswith("."):
+    for path in walk_files(directory):
+        if path.name.startswith("."):
             continue
         check_name(path.name, "extra file", Location(str(path)))
         if path.name in out:

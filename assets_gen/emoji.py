@@ -11,7 +11,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from assets_gen.names import check_name
+from assets_gen.names import check_name, walk_files
 from xzbuild.errors import Location, UserError
 
 EMOTIONS: tuple[tuple[str, int], ...] = (
@@ -103,8 +103,8 @@ def load_emoji_dir(directory: Path) -> list[EmojiFile]:
     if not directory.is_dir():
         raise UserError("emoji directory not found", Location(str(directory)))
     files: dict[str, Path] = {}
-    for path in sorted(directory.rglob("*"), key=lambda p: p.relative_to(directory).parts):
-        if not path.is_file() or path.suffix.lower() not in (".png", ".gif"):
+    for path in walk_files(directory):
+        if path.suffix.lower() not in (".png", ".gif"):
             continue
         where = Location(str(path))
         check_name(path.name, "emoji file", where)

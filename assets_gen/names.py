@@ -7,6 +7,8 @@ which shifts or corrupts the table; we refuse them instead.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from xzbuild.errors import Location, UserError
 
 FIELD_LEN = 32
@@ -45,3 +47,14 @@ def field_name(field: bytes) -> tuple[str, bool]:
     terminated = end >= 0
     raw = field if end < 0 else field[:end]
     return raw.decode("latin-1"), terminated
+
+
+def walk_files(directory: Path) -> list[Path]:
+    """Every regular file under ``directory`` in the order of a sorted top-down ``os.walk`` (the order the
+    reference bundles were made with): a directory's own files first, then each subdirectory in turn."""
+
+    def key(path: Path) -> tuple[tuple[int, str], ...]:
+        parts = path.relative_to(directory).parts
+        return tuple((1, d) for d in parts[:-1]) + ((0, parts[-1]),)
+
+    return sorted((p for p in directory.rglob("*") if p.is_file()), key=key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -229,7 +230,7 @@ class MemberMaker:
             return
         # Biggest fonts first so the pool's last task is a short one.
         order = sorted(todo, key=lambda k: -todo[k].size)
-        with ProcessPoolExecutor(max_workers=min(jobs or 2, len(order))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 2, len(order))) as pool:
             for key, data in zip(order, pool.map(convert_profile, [todo[k] for k in order]), strict=True):
                 self.cache.put("font", key, data)
 

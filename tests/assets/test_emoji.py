@@ -117,3 +117,19 @@ def test_duplicate_names_across_subdirs(tmp_path: Path) -> None:
 def test_empty_dir(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no .png or .gif"):
         load_emoji_dir(tmp_path)
+
+
+def test_walk_order_matches_a_sorted_os_walk(tmp_path: Path) -> None:
+    import os
+
+    from assets_gen.names import walk_files
+
+    for rel in ("b.png", "a/z.png", "a/b/c.png", "c.png", "a/a.png", "ab.png"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        _png(tmp_path / rel, (8, 8))
+    expected = []
+    for root, dirs, files in os.walk(tmp_path):
+        dirs.sort()
+        expected += [Path(root) / f for f in sorted(files)]
+    assert walk_files(tmp_path) == expected
+    assert [f.file for f in load_emoji_dir(tmp_path / "a")] == ["a.png", "z.png", "c.png"]
