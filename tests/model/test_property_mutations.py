@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 FILES = ["demo-wifi.yaml", "acme/p4-board.yaml", "_firmware.yaml"]
-LINE = re.compile(r"^\S+\.yaml:\d+:\d+: \S.*$")
+LINE = re.compile(r"^\S+\.yaml:\d+:\d+: \S.*$")  # one printable line, located, with a message
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-70000, 70000), st.floats(allow_nan=False),
                     st.text(max_size=12), st.sampled_from(["y", "n", "NC", "GPIO_NUM_4", "esp32s3", "0x18", "hardware",

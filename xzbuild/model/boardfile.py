@@ -112,7 +112,7 @@ def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
     if "extra_cmake" in data:
         extra = data["extra_cmake"]
         if isinstance(extra, dict):
-            entry.extra_cmake = {str(k): v for k, v in extra.items() if ck.typed(v, join(path, f"extra_cmake.{k}"), str)}
+            entry.extra_cmake = {str(k): v for k, v in extra.items() if ck.typed(v, join(join(path, "extra_cmake"), k), str)}
         else:
             ck.error(join(path, "extra_cmake"), f"expected a mapping of CMake variable to value, got {describe(extra)}")
     return entry
@@ -167,7 +167,7 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
         options = {}
     for key, value in options.items():
         if not isinstance(value, (bool, str)):
-            ck.error(join(path, f"build_options.{key}"), f"expected true/false or a choice string, got {describe(value)}")
+            ck.error(join(join(path, "build_options"), key), f"expected true/false or a choice string, got {describe(value)}")
     has_append = "sdkconfig" in data
     lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if has_append else []
     base = Variant(board=board, kconfig=None, name=name, target=board.target, index=0, legacy_names=legacy,
@@ -227,7 +227,7 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
             ck.mapping(item, sub, ["branches"])
             branches: list[tuple[str | None, list[Item]]] = []
             for j, branch in enumerate(_list(ck, item["branches"], join(sub, "branches"))):
-                bpath = join(sub, f"branches.{j}")
+                bpath = join(join(sub, "branches"), j)
                 bdata = ck.mapping(branch, bpath, ["when", "items"], required=["when"])
                 when = ck.typed(bdata.get("when"), join(bpath, "when"), str)
                 if when is None:

@@ -65,7 +65,7 @@ def firmware_from_doc(doc: MarkedDoc) -> tuple[FirmwareFacts, Checker]:
         m = ck.mapping(raw, path, ["choice", "default", "depends_on", "entries"], required=["choice", "default", "entries"])
         entries = []
         for i, e in enumerate(_items(ck, m.get("entries", []), join(path, "entries"))):
-            em = ck.mapping(e, join(path, f"entries.{i}"), ["symbol", "label"], required=["symbol", "label"])
+            em = ck.mapping(e, join(join(path, "entries"), i), ["symbol", "label"], required=["symbol", "label"])
             symbol = ck.typed(em.get("symbol"), join(path, f"entries.{i}.symbol"), str) if "symbol" in em else None
             label = ck.typed(em.get("label"), join(path, f"entries.{i}.label"), str) if "label" in em else None
             if symbol is not None and label is not None:

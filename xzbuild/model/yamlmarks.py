@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,14 @@ class MarkedDoc:
             probe = probe.rsplit(".", 1)[0] if "." in probe else ""
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")  # dotted sub-paths may be passed as one part
+
+
 def join(path: str, part: str | int) -> str:
     """Append one key or index to a dotted path (an empty key is shown as ``""``)."""
-    text = str(part) if part != "" else '""'
+    text = str(part)
+    if not _PLAIN_KEY.match(text):
+        text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"{path}.{text}" if path else text
 
 

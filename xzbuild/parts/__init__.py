@@ -35,7 +35,7 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
         for key, val in data.items():
             if key == "notes":
                 notes = ck.mapping(val, join(ppath, "notes"), [f.name for f in part.fields])
-                clean["notes"] = {k: v for k, v in notes.items() if ck.typed(v, join(ppath, f"notes.{k}"), str)}
+                clean["notes"] = {k: v for k, v in notes.items() if ck.typed(v, join(join(ppath, "notes"), k), str)}
                 continue
             if key == "macros":
                 spelled = ck.mapping(val, join(ppath, "macros"), [f.name for f in part.fields])
@@ -43,7 +43,7 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
                 for fname, macro in spelled.items():
                     f = part.field(fname)
                     if f is not None and macro not in f.macros:
-                        ck.error(join(ppath, f"macros.{fname}"),
+                        ck.error(join(join(ppath, "macros"), fname),
                                  f"unknown spelling {macro!r}; use one of {', '.join(f.macros)}")
                     else:
                         good[fname] = macro
