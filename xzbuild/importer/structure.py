@@ -12,11 +12,12 @@ import re
 from typing import Any
 
 from xzbuild.parts import part_for_macro, values
-from xzbuild.parts.items import Conditional, Define, HardwareSlot, Item, Raw
+from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw
 
 
 def _mentions(item: Item, name: str) -> bool:
-    """Does ``item`` (recursively) test, define or undefine ``name``?"""
+    """Could moving a define of ``name`` across ``item`` change the result (it tests, defines or undefines
+    ``name``, or is an include)?"""
     word = re.compile(rf"\b{re.escape(name)}\b")
     if isinstance(item, Conditional):
         for cond, body in item.branches:
@@ -29,7 +30,8 @@ def _mentions(item: Item, name: str) -> bool:
         return item.name == name
     if isinstance(item, Raw):
         return any(line.lstrip().startswith("#") and word.search(line) for line in item.line.split("\n"))
-    return False
+    # An #include between the old and new position could test the macro; never move a define across one.
+    return isinstance(item, Include)
 
 
 def _structure_scope(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list[Item]]:
