@@ -110,5 +110,5 @@ def test_sigkill_never_leaves_incomplete_artifacts(tmp_path: Path, rounds: int) 
     assert len(statuses) == 4 and all(s in (BuildStatus.BUILT, BuildStatus.CACHED) for s in statuses)
     builds_in_rerun = [json.loads(line) for line in log.read_text().splitlines()[before:]]
     # the rerun only builds what the killed rounds did not finish (never more than the 4 variants)
-    assert len([b for b in builds_in_rerun if b["actions"] == ["build"]]) == statuses.count(BuildStatus.BUILT)
+    assert len([b for b in builds_in_rerun if "build" in b["actions"]]) == statuses.count(BuildStatus.BUILT)
     assert not list((tmp_path / "dist").glob(".*.tmp"))  # leftovers of killed runs are cleaned up

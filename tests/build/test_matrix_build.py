@@ -86,7 +86,8 @@ def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch)
     assert statuses.pop("espressif-esp32-s31-function-coreboard-1") is BuildStatus.DISABLED
     assert len(statuses) == 12 and set(statuses.values()) == {BuildStatus.BUILT}
     first_calls = project.invocations()
-    builds = [c for c in first_calls if c["actions"] == ["build"]]
+    assert {tuple(c["actions"]) for c in first_calls} == {("--version",), ("build", "merge-bin")}  # type: ignore[arg-type]
+    builds = [c for c in first_calls if "build" in c["actions"]]
     assert len(builds) == 12 and len({c["argv"][c["argv"].index("-B") + 1] for c in builds}) == 12  # type: ignore[union-attr,index]
 
     manifest = json.loads((project.out / "manifest.json").read_text())
@@ -111,7 +112,7 @@ def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch)
     board_file = project.boards / "bread-compact-esp32.yaml"
     board_file.write_text(board_file.read_text() + "# a comment changes the content\n")
     assert project.build(monkeypatch, "--all", "--jobs", "2") == 0
-    rebuilt = sorted(str(c["board"]) for c in project.invocations() if c["actions"] == ["build"])
+    rebuilt = sorted(str(c["board"]) for c in project.invocations() if "build" in c["actions"])
     assert rebuilt == ["bread-compact-esp32", "bread-compact-esp32-128x32"]
     built = sorted(k for k, v in project.records().items() if v is BuildStatus.BUILT)
     assert built == ["bread-compact-esp32", "bread-compact-esp32-128x32"]
@@ -126,7 +127,7 @@ def test_failure_summary_keep_going_and_junit(project: Project, monkeypatch: pyt
     assert "sensecap-watcher: ../main/boards/sensecap-watcher/sensecap-watcher.cc:42:5: error: 'AudioCodec'" in err
     records = {r.full_name: r for r in read_records(project.out / "results.jsonl")}
     assert records["sensecap-watcher"].status is BuildStatus.FAILED
-    assert records["sensecap-watcher"].reason == "idf.py build exited 2"
+    assert records["sensecap-watcher"].reason == "idf.py exited 2"
     assert {r.status for n, r in records.items() if n != "sensecap-watcher"} == {BuildStatus.BUILT}
     assert not (project.out / "sensecap-watcher").exists()
     junit = (project.out / "junit.xml").read_text()
@@ -137,7 +138,7 @@ def test_failure_summary_keep_going_and_junit(project: Project, monkeypatch: pyt
     # The failure is not cached: fixing it (dropping the knob) builds only that variant.
     project.log.unlink()
     assert project.build(monkeypatch, *sel) == 0
-    assert [c["board"] for c in project.invocations() if c["actions"] == ["build"]] == ["sensecap-watcher"]
+    assert [c["board"] for c in project.invocations() if "build" in c["actions"]] == ["sensecap-watcher"]
 
 
 def test_stop_after_first_failure(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ by F.<target>), then writes, with esptool's image classes, ``bootloader/bootload
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
   XZ_STANDIN_LOG=FILE            append one JSON line per invocation (argv, action, board, pid, times)
   XZ_STANDIN_FAIL=PATTERN,...    fail ``build`` for these boards with a compiler-style error
-  XZ_STANDIN_DELAY=PATTERN=S,... sleep S seconds during ``build`` (first matching pattern)
+  XZ_STANDIN_DELAY=PATTERN=S,... make ``build`` take S seconds from process start (first matching pattern)
   XZ_STANDIN_APP_SIZE=PATTERN=N  make the app at least N bytes (partition-fit tests)
   XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
                                  assets at 0x800000 make merged images 8 MB, so tests limit them)
@@ -54,6 +54,16 @@ SINGLE_APP_CSV = "nvs, data, nvs, , 0x6000,\nphy_init, data, phy, , 0x1000,\nfac
 
 class Failure(Exception):
     """Exit with an idf.py-like message."""
+
+
+def process_age() -> float:
+    """Seconds since this process started (so a build takes a fixed total time, interpreter start included)."""
+    try:
+        start_ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def idf_version() -> str:
@@ -226,7 +236,7 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     values = layered_sdkconfig(project, cfg)
     write_sdkconfig(cfg, values, build)
     delay = float(knob("XZ_STANDIN_DELAY", board) or 0)
-    time.sleep(delay / 2)
+    time.sleep(max(0.0, delay / 2 - process_age()))
     if knob("XZ_STANDIN_FAIL", board) is not None:
         print(f"[412/1630] Building CXX object esp-idf/main/CMakeFiles/__idf_main.dir/boards/{board}.cc.obj")
         print(f"../main/boards/{board}/{board}.cc:42:5: error: 'AudioCodec' was not declared in this scope",
@@ -259,7 +269,7 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
         raise Failure(f"Error: app partition is too small for binary {project_name}.bin: {exc}") from None
     boot = make_bootloader_image(target, idf_ver=f"v{idf_version()}", flash_mode=mode, flash_size=size,
                                  flash_freq=freq)
-    time.sleep(delay / 2)
+    time.sleep(max(0.0, delay - process_age()))  # the whole build takes `delay` (interpreter start included)
     write_outputs(build, cfg, project_name, version, table, app, boot, values, (mode, size, freq))
 
 

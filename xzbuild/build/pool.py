@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -51,8 +53,9 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     """
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
+    _warm_up()
     clean_stale(out)
-    for stale in ("manifest.json", "results.jsonl", "junit.xml"):  # they describe the previous run
+    for stale in ("manifest.json", "results.jsonl", "junit.xml", "run.json"):  # they describe the previous run
         (out / stale).unlink(missing_ok=True)
     tree = TreeDigest(runner.firmware, runner.cache_root / "tree-stat.json")
     keys = {job.full_name: cache_key(job, tree, options.repo_root, runner.mode) for job in jobs}
@@ -116,7 +119,9 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
                 release(job, obj, BuildStatus.CACHED, 0.0, None)
             else:
                 todo.append(job)
-        _run_pool(todo, work, options.jobs)
+        pool_started = time.monotonic()
+        _run_pool(todo, work, options.jobs, stop)
+        pool_wall = time.monotonic() - pool_started
     finally:
         progress.close()
         partial.close()
@@ -124,6 +129,11 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     all_records = list(records.values()) + options.extra_records
     write_records(out / "results.jsonl", all_records)
     atomic_write_text(out / "junit.xml", junit_xml(all_records))
+    busy = sum(r.seconds for r in records.values() if r.status is not BuildStatus.CACHED)
+    run_stats = {"jobs": options.jobs, "variants": len(jobs), "built": len(todo), "pool_wall_s": round(pool_wall, 3),
+                 "build_s_sum": round(busy, 3),
+                 "pool_efficiency": round(busy / (options.jobs * pool_wall), 3) if pool_wall > 0 and todo else None}
+    atomic_write_text(out / "run.json", json.dumps(run_stats, indent=2) + "\n")
     (out / ".results.partial.jsonl").unlink(missing_ok=True)
     version = jobs[0].version if jobs else ""
     idf = jobs[0].idf if jobs else ""
@@ -131,16 +141,32 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     return sorted(all_records, key=lambda r: r.full_name)
 
 
-def _run_pool(todo: list[BuildJob], work: Callable[[BuildJob], None], jobs: int) -> None:
-    """Run ``work`` over ``todo`` with at most ``jobs`` at once (threads: the work is in subprocesses)."""
+def _warm_up() -> None:
+    """Import the release-time libraries once, up front, so pool threads do not queue on the import lock."""
+    import esptool.bin_image  # noqa: F401
+
+    from xzbuild.build.webtools import _validator
+
+    _validator()
+
+
+def _run_pool(todo: list[BuildJob], work: Callable[[BuildJob], None], jobs: int, stop: threading.Event) -> None:
+    """Run ``work`` over ``todo`` with at most ``jobs`` at once (threads: the work is in subprocesses).
+
+    Ctrl-C stops queueing; running idf.py processes get the terminal's SIGINT themselves.
+    """
     if not todo:
         return
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="xzbuild") as pool:
         pending: set[Future[None]] = set()
         queue = list(reversed(todo))
-        while queue or pending:
-            while queue and len(pending) < max(1, jobs):
-                pending.add(pool.submit(work, queue.pop()))
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                fut.result()  # a bug in work() surfaces here instead of being swallowed
+        try:
+            while queue or pending:
+                while queue and len(pending) < max(1, jobs):
+                    pending.add(pool.submit(work, queue.pop()))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    fut.result()  # a bug in work() surfaces here instead of being swallowed
+        except KeyboardInterrupt:
+            stop.set()
+            raise

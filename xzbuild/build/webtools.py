@@ -7,6 +7,7 @@ where ``chipFamily`` is one of the chip names the installer detects.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 # esptool target name → ESP Web Tools chipFamily. Chips missing here (esp32s31) have no web installer.
@@ -85,8 +86,15 @@ def update_manifest(name: str, version: str, target: str, parts: list[tuple[str,
     }
 
 
+@functools.cache
+def _validator() -> Any:
+    """One compiled validator (checking the schema itself costs more than validating a manifest)."""
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(MANIFEST_SCHEMA)
+    return Draft202012Validator(MANIFEST_SCHEMA)
+
+
 def validate_manifest(manifest: dict[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` when the manifest is not ESP Web Tools-shaped."""
-    import jsonschema
-
-    jsonschema.validate(manifest, MANIFEST_SCHEMA)
+    _validator().validate(manifest)
