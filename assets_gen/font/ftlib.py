@@ -13,10 +13,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from assets_gen.font import grays
 from xzbuild.errors import Location, UserError
 
 # Load flags (freetype.h). TARGET_x = (render mode & 15) << 16.
@@ -27,6 +29,9 @@ FT_LOAD_TARGET_LIGHT = 1 << 16
 FT_LOAD_TARGET_MONO = 2 << 16
 FT_PIXEL_MODE_MONO = 1
 FT_PIXEL_MODE_GRAY = 2
+FT_OUTLINE_EVEN_ODD_FILL = 0x2
+FT_OUTLINE_OVERLAP = 0x40
+_LONG = ctypes.sizeof(ctypes.c_long)
 
 _SYSTEM_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/libfreetype.so.6",
@@ -53,8 +58,19 @@ class _Bitmap(ctypes.Structure):
     ]
 
 
+class _Outline(ctypes.Structure):
+    _fields_ = [
+        ("n_contours", ctypes.c_short),
+        ("n_points", ctypes.c_short),
+        ("points", ctypes.c_void_p),  # FT_Vector[n_points] (two FT_Pos each)
+        ("tags", ctypes.c_void_p),  # char[n_points]
+        ("contours", ctypes.c_void_p),  # short[n_contours]
+        ("flags", ctypes.c_int),
+    ]
+
+
 class _GlyphSlotRec(ctypes.Structure):
-    # Leading public fields of FT_GlyphSlotRec, up to bitmap_top; the rest is never touched.
+    # Leading public fields of FT_GlyphSlotRec, up to outline; the rest is never touched.
     _fields_ = [
         ("library", ctypes.c_void_p),
         ("face", ctypes.c_void_p),
@@ -69,6 +85,7 @@ class _GlyphSlotRec(ctypes.Structure):
         ("bitmap", _Bitmap),
         ("bitmap_left", ctypes.c_int),
         ("bitmap_top", ctypes.c_int),
+        ("outline", _Outline),
     ]
 
 
@@ -267,8 +284,33 @@ class Face:
         else:
             raise UserError(f"glyph {glyph_index} of {self._source} renders in unsupported pixel mode {bm.pixel_mode} "
                             "(colour bitmap fonts are not supported)")
+        if bm.pixel_mode == FT_PIXEL_MODE_GRAY and width and rows:
+            exact = _bisected_coverage(slot.outline, int(slot.bitmap_left), int(slot.bitmap_top), width, rows)
+            if exact is not None:
+                coverage = exact
         return RenderedGlyph(int(slot.bitmap_left), int(slot.bitmap_top), width, rows,
                              int(slot.linearHoriAdvance), coverage, mono_packed)
+
+
+def _bisected_coverage(outline: _Outline, left: int, top: int, width: int, rows: int) -> bytes | None:
+    """Re-rasterise a rendered glyph whose outline has quadratic arcs the way the reference's FreeType does.
+
+    The outline is still in the slot after FT_Load_Glyph(FT_LOAD_RENDER) (the smooth renderer translates it
+    back). Returns None when the system rendering is already what the reference produces: no quadratic
+    arcs, or cubic segments / the overlap flag (paths this port does not cover).
+    """
+    n_points, n_contours = int(outline.n_points), int(outline.n_contours)
+    if n_points <= 0 or n_contours <= 0 or outline.flags & FT_OUTLINE_OVERLAP:
+        return None
+    tags = ctypes.string_at(outline.tags, n_points)
+    if not grays.has_conic(tags) or any((t & 3) == grays.TAG_CUBIC for t in tags):
+        return None
+    raw = ctypes.string_at(outline.points, n_points * 2 * _LONG)
+    coords = struct.unpack(f"<{2 * n_points}{'q' if _LONG == 8 else 'i'}", raw)
+    points = list(zip(coords[0::2], coords[1::2], strict=True))
+    contours = struct.unpack(f"<{n_contours}h", ctypes.string_at(outline.contours, 2 * n_contours))
+    even_odd = bool(outline.flags & FT_OUTLINE_EVEN_ODD_FILL)
+    return grays.render_quadratic_outline(points, tags, contours, even_odd, left, top, width, rows)
 
 
 def _pack_mono_rows(raw: bytes, width: int, rows: int, pitch: int) -> bytes:
