@@ -54,8 +54,10 @@ class Report:
         return out
 
 
-def inspect_bundle(data: bytes, partition_size: int | None = None) -> Report:
-    """Check ``assets.bin`` bytes; problems land in ``errors``/``warnings``, nothing is raised."""
+def inspect_bundle(data: bytes, partition_size: int | None = None, display: tuple[int, int] | None = None) -> Report:
+    """Check ``assets.bin`` bytes; problems land in ``errors``/``warnings``, nothing is raised.
+
+    ``partition_size`` and ``display`` (width, height) add the checks that need the target variant."""
     c = read_container(data, partition_size)
     report = Report(len(data), c.file_count, c.stored_checksum, partition_size, errors=list(c.errors),
                     warnings=list(c.warnings))
@@ -83,7 +85,7 @@ def inspect_bundle(data: bytes, partition_size: int | None = None) -> Report:
     _check_srmodels(c, index, rows, report)
     _check_font(c, index, rows, report)
     _check_emoji(c, index, rows, report)
-    _check_skin(c, index, rows, report)
+    _check_skin(c, index, rows, report, display)
     _check_multinet(index, report)
     extra = ci_get(index, "extra_files")
     for name in extra if isinstance(extra, list) else []:
@@ -187,7 +189,8 @@ def _check_emoji(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo
                                + ", ".join(missing))
 
 
-def _check_skin(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo], report: Report) -> None:
+def _check_skin(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo], report: Report,
+                display: tuple[int, int] | None) -> None:
     skin = ci_get(index, "skin")
     if not isinstance(skin, dict):
         return
@@ -210,6 +213,9 @@ def _check_skin(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo]
         report.errors += [f"{image}: {e}" for e in info.errors]
         rows[image].kind = "background"
         rows[image].detail = f"{which}: {info.format_name} {info.width}x{info.height}"
+        if display and not info.errors and (info.width, info.height) != display:
+            report.warnings.append(f"{image}: {info.width}x{info.height} does not match the {display[0]}x{display[1]} "
+                                   "display; LVGL draws it unscaled")
 
 
 def _check_multinet(index: dict[str, Any], report: Report) -> None:

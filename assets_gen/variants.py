@@ -126,7 +126,7 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         result.size, result.members = bundle.size, list(bundle.members)
         assert plan.partition_size is not None
         check_fits(bundle, plan.partition_size, plan.name)
-        report = inspect_bundle(bundle.data, plan.partition_size)
+        report = inspect_bundle(bundle.data, plan.partition_size, plan.display)
         if not report.ok:
             raise UserError(f"{plan.name}: bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:

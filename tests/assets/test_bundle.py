@@ -183,3 +183,11 @@ def test_parse_size(text: str, value: int) -> None:
     assert parse_size(text) == value
     with pytest.raises(UserError):
         parse_size("lots")
+
+
+def test_inspect_warns_when_background_does_not_match_the_display(tmp_path: Path) -> None:
+    Image.new("RGB", (64, 48)).save(tmp_path / "bg.png")
+    bundle = assemble(spec_from_inputs(ExplicitInputs(background=tmp_path / "bg.png", display="32x16")))
+    assert inspect_bundle(bundle.data, display=(32, 16)).warnings == []
+    warnings = inspect_bundle(bundle.data, display=(240, 240)).warnings
+    assert len(warnings) == 2 and "does not match the 240x240 display" in warnings[0]

@@ -102,6 +102,7 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
     if not file.is_file():
         raise UserError("file not found", Location(str(file)))
     size = parse_size(partition_size) if partition_size else None
+    display = None
     if variant:
         from assets_gen.cache import Cache
         from assets_gen.plan import Overrides, plan_variants
@@ -109,8 +110,8 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
         [plan] = plan_variants(boards_dir, [variant], False, Overrides(), Cache(None))
         if plan.partition_size is None:
             raise UserError(f"variant {variant} has no assets partition ({plan.partition_table})")
-        size = plan.partition_size
-    report = inspect_bundle(file.read_bytes(), size)
+        size, display = plan.partition_size, plan.display
+    report = inspect_bundle(file.read_bytes(), size, display)
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
