@@ -9,7 +9,7 @@ checked against its partition even when that tree is not available.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from assets_gen.index import Multinet
@@ -51,7 +51,6 @@ class WakeWordPlan:
     wakenet: tuple[str, ...] = ()
     multinet: tuple[str, ...] = ()
     custom: Multinet | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def models(self) -> tuple[str, ...]:
