@@ -102,14 +102,23 @@ def _first_key_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _check_srmodels(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo], report: Report) -> None:
-    name = ci_get(index, "srmodels")
+def _referenced(c: Container, index: dict[str, Any], key: str, report: Report) -> tuple[str, bytes] | None:
+    """The member an index key names, or None (absent key; a dangling name is an error)."""
+    name = ci_get(index, key)
     if name is None:
-        return
+        return None
     data = c.member(name) if isinstance(name, str) else None
     if data is None:
-        report.errors.append(f"index.json srmodels {name!r}: no such valid member")
+        report.errors.append(f"index.json {key} {name!r}: no such valid member")
+        return None
+    return name, data
+
+
+def _check_srmodels(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo], report: Report) -> None:
+    ref = _referenced(c, index, "srmodels", report)
+    if ref is None:
         return
+    name, data = ref
     pack = read_srmodels(data)
     report.errors += [f"{name}: {e}" for e in pack.errors]
     report.warnings += [f"{name}: {w}" for w in pack.warnings]
@@ -120,13 +129,10 @@ def _check_srmodels(c: Container, index: dict[str, Any], rows: dict[str, MemberI
 def _check_font(c: Container, index: dict[str, Any], rows: dict[str, MemberInfo], report: Report) -> None:
     from assets_gen.fontcheck import describe_cbin_font
 
-    name = ci_get(index, "text_font")
-    if name is None:
+    ref = _referenced(c, index, "text_font", report)
+    if ref is None:
         return
-    data = c.member(name) if isinstance(name, str) else None
-    if data is None:
-        report.errors.append(f"index.json text_font {name!r}: no such valid member")
-        return
+    name, data = ref
     rows[name].kind = "text_font"
     info, problems = describe_cbin_font(data)
     report.errors += [f"{name}: {p}" for p in problems]
