@@ -118,3 +118,17 @@ def test_inspect_against_a_variant_partition(assets_fx: Path, repo_root: Path,
     assert main(["assets", "inspect", golden, "--variant", "lceda-course-examples-eda-robot-pro",
                  "--boards", boards]) == 1
     assert "has no assets partition" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["bread-compact-wifi", "--partition-size", "1M"], "--partition-size only apply to explicit mode"),
+        (["-o", "x.bin", "--emoji-size", "32"], "--emoji-size only apply to per-variant builds"),
+        (["bread-compact-wifi", "-o", "x.bin"], "-o is for explicit mode"),
+        ([], "give VARIANT..., --all, or -o FILE"),
+    ],
+)
+def test_mode_specific_options_are_refused(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["assets", "build", *args]) == 1
+    assert needle in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -52,9 +53,14 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
     """Build assets.bin: for VARIANTs / --all from the board model, or one bundle from explicit inputs (-o)."""
     from xzbuild.errors import UserError
 
+    explicit_only = {"--font-meta": font_meta, "--display": display, "--multinet": multinet,
+                     "--custom-wake-word": custom_wake_word, "--extra-files": extra_files,
+                     "--partition-size": partition_size}
+    variant_only = {"--emoji-size": emoji_size, "--esp-sr": esp_sr}
     if not variants and not all_variants:
         if output is None:
             raise UserError("give VARIANT..., --all, or -o FILE with explicit inputs (--font, --emoji-dir, ...)")
+        _refuse(variant_only, "per-variant builds (VARIANT... or --all)")
         from assets_gen.explicit import ExplicitInputs, build_explicit
 
         bundle = build_explicit(ExplicitInputs(
@@ -67,6 +73,7 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
         return
     if output is not None:
         raise UserError("-o is for explicit mode; per-variant bundles go to --out DIR/<variant>/assets.bin")
+    _refuse(explicit_only, "explicit mode (-o FILE without variants)")
     from assets_gen.plan import Overrides
     from assets_gen.variants import build_variants, format_results
 
@@ -193,6 +200,15 @@ def srmodels_cmd(model_dirs: tuple[Path, ...], output: Path) -> None:
     data = pack_srmodels(models)
     atomic_write_bytes(output, data)
     click.echo(f"wrote {output} ({len(models)} model(s), {len(data):,} B)")
+
+
+def _refuse(options: Mapping[str, object], where: str) -> None:
+    """Options that only make sense in the other mode are an error, not silently ignored."""
+    from xzbuild.errors import UserError
+
+    given = [name for name, value in options.items() if value]
+    if given:
+        raise UserError(f"{', '.join(given)} only apply to {where}; drop them or switch mode")
 
 
 def _echo(as_json: bool, obj: dict[str, object], text: str) -> None:
