@@ -10,9 +10,13 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assets_gen.names import check_name, walk_files
 from xzbuild.errors import Location, UserError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 EMOTIONS: tuple[tuple[str, int], ...] = (
     ("neutral", 0x1F636), ("happy", 0x1F642), ("laughing", 0x1F606), ("funny", 0x1F602),
@@ -139,20 +143,34 @@ def _check_image(data: bytes, path: Path) -> None:
 
 
 def resize_collection(files: list[EmojiFile], size: int) -> list[EmojiFile]:
-    """Bring every image to ``size``×``size``; images already that size keep their exact bytes."""
+    """Bring every image to ``size``×``size``; images already that size keep their exact bytes.
+
+    Non-square images are scaled to fit and centred on a transparent square (never stretched)."""
     check_size(size)
     return [f if image_size(f.data) == (size, size) else EmojiFile(f.file, _resize(f, size)) for f in files]
 
 
+def _fit(frame: Image, size: int) -> Image:
+    from PIL import Image as PILImage
+
+    rgba = frame.convert("RGBA")
+    scale = size / max(rgba.width, rgba.height)
+    w, h = max(1, round(rgba.width * scale)), max(1, round(rgba.height * scale))
+    canvas = PILImage.new("RGBA", (size, size), (0, 0, 0, 0))
+    canvas.paste(rgba.resize((w, h), PILImage.Resampling.LANCZOS), ((size - w) // 2, (size - h) // 2))
+    return canvas
+
+
 def _resize(f: EmojiFile, size: int) -> bytes:
-    from PIL import Image, ImageSequence
+    from PIL import Image as PILImage
+    from PIL import ImageSequence
 
     buf = io.BytesIO()
-    with Image.open(io.BytesIO(f.data)) as img:
+    with PILImage.open(io.BytesIO(f.data)) as img:
         if image_kind(f.data) == "png":
-            img.convert("RGBA").resize((size, size), Image.Resampling.LANCZOS).save(buf, format="PNG")
+            _fit(img, size).save(buf, format="PNG")
         else:
-            frames = [fr.convert("RGBA").resize((size, size), Image.Resampling.LANCZOS) for fr in ImageSequence.Iterator(img)]
+            frames = [_fit(fr, size) for fr in ImageSequence.Iterator(img)]
             durations = [fr.info.get("duration", 100) for fr in ImageSequence.Iterator(img)]
             frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=durations,
                            loop=img.info.get("loop", 0), disposal=2)

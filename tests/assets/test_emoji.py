@@ -133,3 +133,11 @@ def test_walk_order_matches_a_sorted_os_walk(tmp_path: Path) -> None:
         expected += [Path(root) / f for f in sorted(files)]
     assert walk_files(tmp_path) == expected
     assert [f.file for f in load_emoji_dir(tmp_path / "a")] == ["a.png", "z.png", "c.png"]
+
+
+def test_non_square_images_are_fitted_not_stretched(tmp_path: Path) -> None:
+    Image.new("RGBA", (100, 50), (255, 0, 0, 255)).save(tmp_path / "cool.png")
+    [f] = resize_collection(load_emoji_dir(tmp_path), 32)
+    img = Image.open(io.BytesIO(f.data))
+    assert img.size == (32, 32)
+    assert img.getbbox() == (0, 8, 32, 24)  # 32x16 of content, centred, transparent above and below
