@@ -25,7 +25,7 @@ from assets_gen.textfont import FontProfile, check_source
 from assets_gen.wakeword import reserved_size
 from xzbuild.errors import UserError
 
-BUILDER_VERSION = "1"  # bump when member bytes would change for the same inputs
+BUILDER_VERSION = "2"  # bump when member bytes would change for the same inputs
 
 
 @dataclass
@@ -183,7 +183,7 @@ class MemberMaker:
             assert self.ov.emoji_dir is not None
             files = sorted(p for p in self.ov.emoji_dir.rglob("*") if p.is_file())
             return make_key("emoji-dir", size=size, files=[(str(p), self.cache.digest(p)) for p in files],
-                            tools=_pillow_id())
+                            tools=_pillow_id(), builder=BUILDER_VERSION)
         return make_key("emoji", font=self.cache.digest(NOTO_COLOR_EMOJI), size=size, tools=_pillow_id())
 
     def _models_key(self, plan: VariantPlan) -> Any:
