@@ -98,11 +98,17 @@ def check_source(profile: FontProfile) -> None:
         raise UserError(f"text font source not found; {hint}", Location(str(profile.source)))
 
 
+@cache
 def converter_id() -> str:
-    """What makes converted bytes differ between machines: the FreeType library doing the rendering."""
+    """What converted bytes depend on besides the inputs: the FreeType library doing the rendering and the
+    converter's own source (so a cached font is never served after the writer changed)."""
+    import hashlib
+
     from assets_gen.font import ftlib
 
-    return f"freetype {ftlib.freetype_version()}"
+    package = Path(ftlib.__file__).parent
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(package.glob("*.py")))).hexdigest()[:16]
+    return f"freetype {ftlib.freetype_version()} converter {code}"
 
 
 def convert_profile(profile: FontProfile) -> bytes:
