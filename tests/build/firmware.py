@@ -65,6 +65,12 @@ SUBSET = [
 ]
 
 
+def all_board_files() -> list[str]:
+    """Every board file of the repository (relative to boards/)."""
+    src = REPO / "boards"
+    return sorted(p.relative_to(src).as_posix() for p in src.rglob("*.yaml") if not p.name.startswith("_"))
+
+
 def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Path]:
     """(boards dir, firmware dir) under ``root``: a board subset plus a firmware skeleton from its facts."""
     from xzbuild.model import load_boards

@@ -29,7 +29,7 @@ class Project:
     def build(self, monkeypatch: pytest.MonkeyPatch, *args: str, out: Path | None = None, **knobs: str) -> int:
         for key in [k for k in os.environ if k.startswith("XZ_STANDIN_")]:
             monkeypatch.delenv(key)
-        for key, value in standin_env(self.log, XZ_STANDIN_ASSETS="bread-compact-wifi", **knobs).items():
+        for key, value in standin_env(self.log, **{"XZ_STANDIN_ASSETS": "bread-compact-wifi", **knobs}).items():
             monkeypatch.setenv(key, value)
         return main(["matrix", "build", "--boards", str(self.boards), "--firmware", str(self.firmware),
                      "--out", str(out or self.out), "--cache-dir", str(self.cache), *args])
@@ -180,3 +180,27 @@ def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.M
     assert "espressif/idf:v6.0.2 bash -c" in out
     assert "-DSDKCONFIG_DEFAULTS=sdkconfig.defaults;/builds/bread-compact-wifi/xzbuild.sdkconfig.defaults" in out
     assert "-DBOARD_NAME=bread-compact-wifi" in out and "merge-bin" in out
+
+
+@pytest.mark.slow
+def test_full_matrix_all_cached_and_one_board_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's figure: every variant of the real boards/, then a no-op rebuild, then one board edit."""
+    from tests.build.firmware import all_board_files
+
+    project = Project.__new__(Project)
+    project.root = tmp_path
+    project.boards, project.firmware = make_project(tmp_path, all_board_files())
+    project.out, project.cache, project.log = tmp_path / "dist", tmp_path / "cache", tmp_path / "standin.jsonl"
+    env = {"XZ_STANDIN_ASSETS": "0"}
+    assert project.build(monkeypatch, "--all", "--jobs", "2", **env) == 0
+    statuses = list(project.records().values())
+    assert statuses.count(BuildStatus.BUILT) == 174 and statuses.count(BuildStatus.DISABLED) == 3
+    project.log.unlink()
+    assert project.build(monkeypatch, "--all", "--jobs", "2", **env) == 0
+    assert project.invocations() == []
+    assert list(project.records().values()).count(BuildStatus.CACHED) == 174
+    board_file = project.boards / "waveshare" / "esp32-p4-wifi6-touch-lcd.yaml"
+    board_file.write_text(board_file.read_text() + "# edited\n")
+    assert project.build(monkeypatch, "--all", "--jobs", "2", **env) == 0
+    rebuilt = {str(c["board"]) for c in project.invocations() if "build" in c["actions"]}
+    assert len(rebuilt) == 18 and all("wifi6-touch-lcd" in name for name in rebuilt)
