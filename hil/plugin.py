@@ -52,6 +52,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hardware: needs a real board attached (skipped in CI)")
+    config.addinivalue_line("markers", "requires(capability): skip on boards whose inventory lacks it")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip tests whose ``requires`` capability the inventory entry does not list (none listed = all)."""
+    path = item.config.getoption("--xz-board")
+    capabilities = json.loads(Path(path).read_text()).get("capabilities") if path else None
+    for mark in item.iter_markers("requires"):
+        if capabilities and mark.args[0] not in capabilities:
+            pytest.skip(f"board lacks capability {mark.args[0]!r} (lab.yaml capabilities: {capabilities})")
 
 
 class ServerHandle:

@@ -75,7 +75,7 @@ class XiaozhiDevice:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopped = True
+        self._stopped = True  # _amain checks this once its task exists, closing the start-up race
         loop = self._loop
         if loop is not None and self._main is not None:
             with contextlib.suppress(RuntimeError):
@@ -120,6 +120,8 @@ class XiaozhiDevice:
         self._commands = asyncio.Queue()
         self._provisioned = asyncio.Event()
         self._main = asyncio.current_task()
+        if self._stopped:
+            return
         try:
             # The firmware opens a fresh HTTP connection per request (no keep-alive).
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:

@@ -77,8 +77,15 @@ def read_build(path: Path) -> BuildFacts:
                       board_info=app["board"])
 
 
-def probe(port: str, connect_attempts: int = 3) -> Detected:
-    """Connect to the ROM loader on ``port`` and read the chip's identity (leaves it in download mode)."""
+RESET_MODES = {"auto": "default-reset", "usb-jtag": "usb-reset", "none": "no-reset"}
+
+
+def probe(port: str, connect_attempts: int = 3, reset: str = "auto") -> Detected:
+    """Connect to the ROM loader on ``port`` and read the chip's identity (leaves it in download mode).
+
+    ``reset`` is the inventory's reset method: ``auto`` (DTR/RTS), ``usb-jtag`` (USB-Serial/JTAG) or
+    ``none`` (the board is put into download mode by other means).
+    """
     import esptool
     from esptool.cmds import detect_chip
     from esptool.logger import log
@@ -89,7 +96,8 @@ def probe(port: str, connect_attempts: int = 3) -> Detected:
     # Silence esptool's console output (process-wide; redirect_stdout would race between runner threads).
     log.set_verbosity("silent")
     try:
-        esp = detect_chip(port, connect_attempts=connect_attempts)
+        esp = detect_chip(port, connect_mode=RESET_MODES.get(reset, "default-reset"),
+                          connect_attempts=connect_attempts)
         try:
             mac = ":".join(f"{b:02x}" for b in esp.read_mac())
             flash_id = int(esp.flash_id())

@@ -156,6 +156,36 @@ def resolve_usb_port(board: LabBoard) -> str:
     raise UserError(f"board {board.id}: no attached port matches usb {board.usb} (is it plugged in?)")
 
 
+def with_nvs_image(build: Path, nvs_image: Path, target: Path) -> Path:
+    """A build dir that also flashes the board's provisioned NVS image at the table's ``nvs`` partition.
+
+    The build's files are linked, not copied; only flasher_args.json is rewritten.
+    """
+    from hil.vboard.boot import parse_partition_table
+
+    args = json.loads((build / "flasher_args.json").read_text())
+    table_rel = (args.get("partition-table") or args.get("partition_table") or {}).get("file")
+    if not table_rel:
+        raise UserError(f"{build}/flasher_args.json names no partition table; cannot place the NVS image")
+    nvs = next((p for p in parse_partition_table((build / table_rel).read_bytes()) if p.type == 1 and p.subtype == 2),
+               None)
+    if nvs is None:
+        raise UserError(f"{build}: the partition table has no nvs partition for {nvs_image}")
+    if not nvs_image.is_file() or nvs_image.stat().st_size > nvs.size:
+        raise UserError(f"{nvs_image}: missing or larger than the nvs partition (0x{nvs.size:x} bytes)")
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in build.iterdir():
+        link = target / entry.name
+        if entry.name != "flasher_args.json" and not link.exists():
+            link.symlink_to(entry.resolve())
+    (target / "nvs-provisioned.bin").write_bytes(nvs_image.read_bytes())
+    offset = f"0x{nvs.offset:x}"
+    args["flash_files"][offset] = "nvs-provisioned.bin"
+    args["nvs"] = {"offset": offset, "file": "nvs-provisioned.bin", "encrypted": "false"}
+    atomic_write_text(target / "flasher_args.json", json.dumps(args, indent=4, sort_keys=True))
+    return target
+
+
 def _junit_numbers(path: Path) -> tuple[dict[str, int], dict[str, float]]:
     root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else list(root)
@@ -173,7 +203,7 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
     board_out.mkdir(parents=True, exist_ok=True)
     result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out))
     try:
-        found = probe(a.url)
+        found = probe(a.url, reset=a.board.reset)
     except UserError as exc:
         result.message = str(exc)
         return result
@@ -187,8 +217,9 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
              "board_name": a.build.board_name, "version": a.build.version, "virtual": a.board.is_virtual,
              "power": a.board.power, "capabilities": a.board.capabilities}
     atomic_write_text(board_out / "board.json", json.dumps(facts, indent=2, sort_keys=True))
+    build_dir = with_nvs_image(a.build.path, a.board.nvs_image, board_out / "build") if a.board.nvs_image else a.build.path
     cmd = [sys.executable, "-m", "pytest", str(SUITE), "-p", "hil.plugin", "--embedded-services", "esp,idf",
-           "--port", a.url, "--app-path", str(a.build.path.parent), "--build-dir", str(a.build.path),
+           "--port", a.url, "--app-path", str(build_dir.parent), "--build-dir", str(build_dir),
            "--target", a.build.chip, "--xz-board", str(board_out / "board.json"), "--xz-server-host", host,
            "--xz-server-port", str(a.server_port), "--xz-out", str(board_out),
            "--junitxml", str(board_out / "junit.xml"), "-o", f"junit_suite_name=hil.{a.board.id}",

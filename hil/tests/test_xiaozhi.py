@@ -59,6 +59,7 @@ def test_mcp_tool_list_matches_the_board(booted: Any, xz_server: Any, device_id:
     booted.write("close\n")
 
 
+@pytest.mark.requires("audio")
 def test_voice_round_trip(idle: Any, xz_server: Any, device_id: str) -> None:
     idle.write("listen\n")
     idle.expect(line(r"State: idle -> connecting"), timeout=5)
@@ -91,6 +92,7 @@ def test_volume_tool_call(idle: Any, xz_server: Any, device_id: str) -> None:
     idle.write("close\n")
 
 
+@pytest.mark.requires("audio")
 def test_abort_while_speaking(idle: Any, xz_server: Any, device_id: str) -> None:
     story = SUITE_SCENARIO["devices"]["default"]["turns"][1]
     idle.write("listen\n")

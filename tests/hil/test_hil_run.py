@@ -55,16 +55,6 @@ def test_virtual_two_chips_pass_the_suite(tmp_path: Path) -> None:
     assert sorted(s.get("name", "") for s in suites) == sorted(f"hil.{r['board']}" for r in got)
 
 
-def test_corrupted_app_is_reported_clearly(tmp_path: Path) -> None:
-    build = make_build(tmp_path / "broken", assets_size=0, corrupt_app=True)
-    proc = hil("run", "--virtual", "1", "--build", str(build), "--out", str(tmp_path / "out"), "--json", "--", "-x")
-    (result,) = results(proc)
-    assert proc.returncode == 1 and result["status"] == "failed"
-    assert "board did not boot: the bootloader rejected the app image: esp_image: Checksum failed" in str(
-        result["message"]), result["message"]
-    assert b"esp_image: Checksum failed" in (Path(str(result["out_dir"])) / "serial.log").read_bytes()
-
-
 def test_wrong_chip_or_variant_is_refused_before_flashing(s3_build: Path, c3_build: Path, tmp_path: Path) -> None:
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"""\
@@ -89,18 +79,25 @@ boards:
         assert assignment.handle.board.flash.read(0, 0x40000) == b"\xff" * 0x40000  # nothing written
 
 
-def test_concurrent_runs_never_share_a_board(s3_build: Path, tmp_path: Path) -> None:
+def test_concurrent_runs_never_share_a_board_and_a_corrupt_app_is_reported(tmp_path: Path) -> None:
+    """Two runs start at once on a one-board lab: one gets the board, the other reports it busy. The build
+    has a corrupted app, so the run that got the board shows the ROM/bootloader error as its failure."""
+    build = make_build(tmp_path / "broken", assets_size=0, corrupt_app=True)
     lab_file = tmp_path / "lab.yaml"
-    lab_file.write_text(f"boards:\n  - id: shared\n    virtual: {{chip: esp32s3}}\n    variant: {s3_build.name}\n")
-    cmd = [sys.executable, "-m", "xzbuild.cli.main", "hil", "run", "--lab", str(lab_file), "--build", str(s3_build),
+    lab_file.write_text(f"boards:\n  - id: shared\n    virtual: {{chip: esp32s3}}\n    variant: {build.name}\n")
+    cmd = [sys.executable, "-m", "xzbuild.cli.main", "hil", "run", "--lab", str(lab_file), "--build", str(build),
            "--json"]
-    procs = [subprocess.Popen([*cmd, "--out", str(tmp_path / f"out{i}"), "--", "-k", "boot_banner"],
+    procs = [subprocess.Popen([*cmd, "--out", str(tmp_path / f"out{i}"), "--", "-x"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
-    outputs = [p.communicate(timeout=240) for p in procs]
-    statuses = sorted(str(json.loads(o.splitlines()[-1])["status"]) for o, _ in outputs if o.strip())
-    assert statuses == ["busy", "passed"], outputs
-    busy = next(json.loads(o.splitlines()[-1]) for o, _ in outputs if '"busy"' in o)
-    assert "shared leased by" in busy["message"]
+    outputs = [p.communicate(timeout=240)[0] for p in procs]
+    assert [p.returncode for p in procs] == [1, 1]
+    by_status = {str(r["status"]): r for out in outputs for r in [json.loads(out.splitlines()[-1])]}
+    assert sorted(by_status) == ["busy", "failed"], outputs
+    assert "shared leased by" in str(by_status["busy"]["message"])
+    failed = by_status["failed"]
+    assert "board did not boot: the bootloader rejected the app image: esp_image: Checksum failed" in str(
+        failed["message"]), failed["message"]
+    assert b"esp_image: Checksum failed" in (Path(str(failed["out_dir"])) / "serial.log").read_bytes()
     assert not (tmp_path / ".hil-locks" / "shared.lease").exists()  # released after the run
 
 

@@ -135,3 +135,21 @@ def test_identity_check_refuses_mismatches(s3_build: Path, c3_build: Path, tmp_p
     assert "wrong board on this port" in "; ".join(check_identity(board, read_build(s3_build), other_mac))
     board.variant = "bread-compact-wifi"
     assert "carries variant bread-compact-wifi" in "; ".join(check_identity(board, read_build(s3_build), s3))
+
+
+def test_provisioned_nvs_image_is_flashed_with_the_build(c3_board: tuple[object, object], c3_build: Path,
+                                                         tmp_path: Path) -> None:
+    from test_vboard_flash import flash_files, run_esptool
+
+    from hil.lab.runner import with_nvs_image
+
+    board, server = c3_board
+    nvs = tmp_path / "nvs.bin"
+    nvs.write_bytes(bytes(range(256)) * 16)
+    derived = with_nvs_image(c3_build, nvs, tmp_path / "derived")
+    args = json.loads((derived / "flasher_args.json").read_text())
+    assert args["flash_files"]["0x9000"] == "nvs-provisioned.bin"
+    assert json.loads((c3_build / "flasher_args.json").read_text())["flash_files"].get("0x9000") is None
+    out = run_esptool("--port", server.url, "write-flash", *flash_files(derived))  # type: ignore[attr-defined]
+    assert out.count("Hash of data verified.") == 6
+    assert board.flash.read(0x9000, 4096) == nvs.read_bytes()  # type: ignore[attr-defined]
