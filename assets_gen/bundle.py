@@ -134,15 +134,17 @@ def read_extra_files(directory: Path) -> list[tuple[str, bytes]]:
     return [(name, data) for name, (_, data) in out.items()]
 
 
-def check_fits(bundle: Bundle, partition_size: int, what: str) -> None:
-    """Raise a UserError naming both sizes and the biggest members when the bundle overflows its partition."""
+def check_fits(bundle: Bundle, partition_size: int, what: str = "") -> None:
+    """Raise a UserError naming both sizes and the biggest members when the bundle overflows its partition.
+
+    ``what`` (e.g. the output path) prefixes the message when the caller does not report the name itself."""
     if bundle.planned_size <= partition_size:
         return
     biggest = sorted(bundle.members + bundle.reserved, key=lambda m: -m[1])[:3]
     listing = ", ".join(f"{n} {s:,} B" for n, s in biggest)
     extra = f" (incl. {sum(n for _, n in bundle.reserved):,} B reserved for unavailable models)" if bundle.reserved else ""
     raise UserError(
-        f"{what}: bundle is {bundle.planned_size:,} B{extra} but the assets partition holds {partition_size:,} B "
+        f"{what + ': ' if what else ''}bundle is {bundle.planned_size:,} B{extra} but the assets partition holds {partition_size:,} B "
         f"(over by {bundle.planned_size - partition_size:,} B); biggest members: {listing}; "
         "use a smaller font/emoji size or a bigger partition table"
     )

@@ -125,10 +125,10 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         bundle = assemble(maker.spec_for(plan))
         result.size, result.members = bundle.size, list(bundle.members)
         assert plan.partition_size is not None
-        check_fits(bundle, plan.partition_size, plan.name)
+        check_fits(bundle, plan.partition_size)
         report = inspect_bundle(bundle.data, plan.partition_size, plan.display)
         if not report.ok:
-            raise UserError(f"{plan.name}: bundle fails inspect: {'; '.join(report.errors)}")
+            raise UserError(f"bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:
         result.status, result.reason = "failed", str(exc)
         target.unlink(missing_ok=True)  # never leave an older, now wrong bundle next to a failure
