@@ -58,6 +58,8 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
             pauses[-1] += time.perf_counter()
     gc.callbacks.append(_gc_cb)
     srv = ServerThread(**kwargs).start()
+    lags: list[tuple[float, float, float]] = []  # (lag ms, loop-thread CPU ms during it, time)
+    asyncio.run_coroutine_threadsafe(_lag_monitor(lags), srv._loop)  # type: ignore[arg-type]
     # Objects alive after start-up (modules, classes) never become garbage: keep full collections from
     # re-scanning them, which shortens the collector's pauses in the middle of paced audio.
     gc.freeze()
@@ -67,6 +69,7 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
         if cmd == "stats":
             fut = asyncio.run_coroutine_threadsafe(_agg(srv), srv._loop)  # type: ignore[arg-type]
             stats = fut.result(120)
+            stats["worst_loop_lags"] = sorted(lags)[-3:]
             stats["gc_pauses_ms"] = [round(p * 1000, 1) for p in sorted(p for p in pauses if p > 0)[-3:]]
             usage = resource.getrusage(resource.RUSAGE_SELF)
             stats["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
@@ -77,6 +80,20 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
             srv.stop()
             conn.send("stopped")
             return
+
+
+async def _lag_monitor(lags: list[tuple[float, float, float]]) -> None:
+    """Record event-loop stalls over 20 ms and how much of each the loop thread spent on the CPU (to tell
+    blocking work in the loop from the process not being scheduled)."""
+    import asyncio
+    import time
+
+    while True:
+        t0, c0 = time.monotonic(), time.thread_time()
+        await asyncio.sleep(0.005)
+        lag = (time.monotonic() - t0 - 0.005) * 1000
+        if lag > 20:
+            lags.append((round(lag, 1), round((time.thread_time() - c0) * 1000, 1), round(time.monotonic(), 1)))
 
 
 async def _agg(srv: Any) -> dict[str, Any]:
