@@ -309,6 +309,8 @@ def _bisected_coverage(outline: _Outline, left: int, top: int, width: int, rows:
     coords = struct.unpack(f"<{2 * n_points}{'q' if _LONG == 8 else 'i'}", raw)
     points = list(zip(coords[0::2], coords[1::2], strict=True))
     contours = struct.unpack(f"<{n_contours}h", ctypes.string_at(outline.contours, 2 * n_contours))
+    if not grays.flattening_differs(points, tags, contours, left, top, width, rows):
+        return None
     even_odd = bool(outline.flags & FT_OUTLINE_EVEN_ODD_FILL)
     return grays.render_quadratic_outline(points, tags, contours, even_odd, left, top, width, rows)
 

@@ -142,40 +142,12 @@ class _Raster:
         self.x, self.y = to_x, to_y
 
     def conic_to(self, cx: int, cy: int, to_x: int, to_y: int) -> None:
-        """Bisection flattening (the non-DDA ``gray_render_conic``); arguments are 1/256-px coordinates."""
-        xs = [0] * 40
-        ys = [0] * 40
-        xs[0], ys[0], xs[1], ys[1], xs[2], ys[2] = to_x, to_y, cx, cy, self.x, self.y
-        ty0, ty1, ty2 = ys[0] >> PIXEL_BITS, ys[1] >> PIXEL_BITS, ys[2] >> PIXEL_BITS
-        if (ty0 >= self.max_ey and ty1 >= self.max_ey and ty2 >= self.max_ey) or (
-                ty0 < self.min_ey and ty1 < self.min_ey and ty2 < self.min_ey):
+        """Quadratic arc by bisection (the non-DDA ``gray_render_conic``); 1/256-px coordinates."""
+        if _outside_band(self, cy, to_y):
             self.x, self.y = to_x, to_y
             return
-        dx = abs(xs[2] + xs[0] - 2 * xs[1])
-        dy = abs(ys[2] + ys[0] - 2 * ys[1])
-        dx = max(dx, dy)
-        draw = 1
-        while dx > ONE_PIXEL // 4:
-            dx >>= 2
-            draw <<= 1
-        a = 0
-        while True:
-            split = (draw & -draw) >> 1
-            while split:
-                # gray_split_conic on the arc at index a
-                xs[a + 4] = xs[a + 2]
-                p, q = xs[a] + xs[a + 1], xs[a + 1] + xs[a + 2]
-                xs[a + 3], xs[a + 2], xs[a + 1] = q >> 1, (p + q) >> 2, p >> 1
-                ys[a + 4] = ys[a + 2]
-                p, q = ys[a] + ys[a + 1], ys[a + 1] + ys[a + 2]
-                ys[a + 3], ys[a + 2], ys[a + 1] = q >> 1, (p + q) >> 2, p >> 1
-                a += 2
-                split >>= 1
-            self.line_to(xs[a], ys[a])
-            a -= 2
-            draw -= 1
-            if not draw:
-                break
+        for x, y in bisection_points(self.x, self.y, cx, cy, to_x, to_y):
+            self.line_to(x, y)
 
     def sweep(self, even_odd: bool) -> bytearray:
         """Coverage bytes, top row first (FreeType's row 0 is the bottom one)."""
@@ -202,6 +174,91 @@ class _Raster:
         return out
 
 
+def _outside_band(ras: _Raster | _Probe, cy: int, to_y: int) -> bool:
+    ty0, ty1, ty2 = to_y >> PIXEL_BITS, cy >> PIXEL_BITS, ras.y >> PIXEL_BITS
+    return (ty0 >= ras.max_ey and ty1 >= ras.max_ey and ty2 >= ras.max_ey) or (
+        ty0 < ras.min_ey and ty1 < ras.min_ey and ty2 < ras.min_ey)
+
+
+def _segments(x0: int, y0: int, cx: int, cy: int, x2: int, y2: int) -> int:
+    """log2 of the number of line segments both flattenings use for an arc."""
+    d = max(abs(x0 + x2 - 2 * cx), abs(y0 + y2 - 2 * cy))
+    shift = 0
+    while d > ONE_PIXEL // 4:
+        d >>= 2
+        shift += 1
+    return shift
+
+
+def bisection_points(x0: int, y0: int, cx: int, cy: int, x2: int, y2: int) -> list[tuple[int, int]]:
+    """End points of the line segments FreeType's bisection path draws for one quadratic arc."""
+    xs = [0] * 40
+    ys = [0] * 40
+    xs[0], ys[0], xs[1], ys[1], xs[2], ys[2] = x2, y2, cx, cy, x0, y0
+    draw = 1 << _segments(x0, y0, cx, cy, x2, y2)
+    out = []
+    a = 0
+    while True:
+        split = (draw & -draw) >> 1
+        while split:  # gray_split_conic on the arc at index a
+            xs[a + 4] = xs[a + 2]
+            p, q = xs[a] + xs[a + 1], xs[a + 1] + xs[a + 2]
+            xs[a + 3], xs[a + 2], xs[a + 1] = q >> 1, (p + q) >> 2, p >> 1
+            ys[a + 4] = ys[a + 2]
+            p, q = ys[a] + ys[a + 1], ys[a + 1] + ys[a + 2]
+            ys[a + 3], ys[a + 2], ys[a + 1] = q >> 1, (p + q) >> 2, p >> 1
+            a += 2
+            split >>= 1
+        out.append((xs[a], ys[a]))
+        a -= 2
+        draw -= 1
+        if not draw:
+            return out
+
+
+def dda_points(x0: int, y0: int, cx: int, cy: int, x2: int, y2: int) -> list[tuple[int, int]]:
+    """End points of the segments the DDA path (x86-64/ARM64 builds) draws for the same arc."""
+    shift = _segments(x0, y0, cx, cy, x2, y2)
+    if shift == 0:
+        return [(x2, y2)]
+    bx, by = cx - x0, cy - y0
+    ax, ay = x2 - cx - bx, y2 - cy - by
+    rx, ry = ax << (33 - 2 * shift), ay << (33 - 2 * shift)
+    qx = (bx << (33 - shift)) + (ax << (32 - 2 * shift))
+    qy = (by << (33 - shift)) + (ay << (32 - 2 * shift))
+    px, py = x0 << 32, y0 << 32
+    out = []
+    for _ in range(1 << shift):
+        px += qx
+        py += qy
+        qx += rx
+        qy += ry
+        out.append((px >> 32, py >> 32))
+    return out
+
+
+class _Probe:
+    """Walks an outline like the raster but only checks whether the two flattenings agree."""
+
+    def __init__(self, width: int, rows: int) -> None:
+        self.min_ey, self.max_ey = 0, rows
+        self.x = self.y = 0
+        self.differs = False
+
+    def move_to(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def line_to(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def conic_to(self, cx: int, cy: int, to_x: int, to_y: int) -> None:
+        if not self.differs and not _outside_band(self, cy, to_y):
+            args = (self.x, self.y, cx, cy, to_x, to_y)
+            if _segments(*args) >= 2 and bisection_points(*args) != dda_points(*args):
+                self.differs = True
+        self.x, self.y = to_x, to_y
+
+
 def _fill(area: int, even_odd: bool) -> int:
     """``FT_FILL_RULE`` followed by the store into an unsigned char."""
     coverage = area >> (PIXEL_BITS * 2 + 1 - 8)
@@ -221,6 +278,29 @@ def has_conic(tags: bytes) -> bool:
     return any((t & 3) == TAG_CONIC for t in tags)
 
 
+def flattening_differs(points: Sequence[tuple[int, int]], tags: bytes, contours: Sequence[int],
+                       left: int, top: int, width: int, rows: int) -> bool:
+    """True if FreeType's DDA and bisection flattenings give different segments for this outline.
+
+    With one or two segments per arc both produce the same points, so most glyphs at text sizes can
+    keep the system rendering; only the rest need :func:`render_quadratic_outline`.
+    """
+    probe = _Probe(width, rows)
+    _walk(probe, points, tags, contours, left, top, rows)
+    return probe.differs
+
+
+def _walk(ras: _Raster | _Probe, points: Sequence[tuple[int, int]], tags: bytes, contours: Sequence[int],
+          left: int, top: int, rows: int) -> None:
+    sx, sy = -64 * left, 64 * (rows - top)  # FT_Outline_Translate as in ft_smooth_render
+    first = 0
+    for last in contours:
+        pts = [(points[i][0] + sx, points[i][1] + sy) for i in range(first, last + 1)]
+        tg = [tags[i] & 3 for i in range(first, last + 1)]
+        first = last + 1
+        _decompose_contour(ras, pts, tg)
+
+
 def render_quadratic_outline(points: Sequence[tuple[int, int]], tags: bytes, contours: Sequence[int],
                              even_odd: bool, left: int, top: int, width: int, rows: int) -> bytes:
     """Coverage (``width * rows`` bytes, top row first) of a 26.6 outline made of lines and quadratic arcs.
@@ -229,20 +309,14 @@ def render_quadratic_outline(points: Sequence[tuple[int, int]], tags: bytes, con
     by ``-left`` px and ``rows - top`` px). Cubic segments are not handled (callers send those outlines
     to FreeType itself).
     """
-    ras = _Raster(width, rows)
     if not width or not rows:
         return b""
-    sx, sy = -64 * left, 64 * (rows - top)  # FT_Outline_Translate as in ft_smooth_render
-    first = 0
-    for last in contours:
-        pts = [(points[i][0] + sx, points[i][1] + sy) for i in range(first, last + 1)]
-        tg = [tags[i] & 3 for i in range(first, last + 1)]
-        first = last + 1
-        _decompose_contour(ras, pts, tg)
+    ras = _Raster(width, rows)
+    _walk(ras, points, tags, contours, left, top, rows)
     return bytes(ras.sweep(even_odd))
 
 
-def _decompose_contour(ras: _Raster, pts: list[tuple[int, int]], tg: list[int]) -> None:
+def _decompose_contour(ras: _Raster | _Probe, pts: list[tuple[int, int]], tg: list[int]) -> None:
     """``FT_Outline_Decompose`` for one contour (lines and conics), feeding the raster in 1/256 px."""
     n = len(pts)
     v_start, v_last = pts[0], pts[-1]

@@ -57,3 +57,27 @@ def test_quadratic_arc_area() -> None:
     cov = render_quadratic_outline(pts, tags, [3], False, 0, 8, 8, 8)
     area = sum(cov) / 255 / 64
     assert abs(area - 5 / 6) < 0.01
+
+
+def test_flattenings_agree_for_short_arcs_and_can_differ_for_long_ones() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from assets_gen.font.grays import _segments, bisection_points, dda_points
+
+    coord = st.integers(-4000, 4000)
+
+    @settings(max_examples=300, deadline=None)
+    @given(coord, coord, coord, coord, coord, coord)
+    def check(x0: int, y0: int, cx: int, cy: int, x2: int, y2: int) -> None:
+        a, b = bisection_points(x0, y0, cx, cy, x2, y2), dda_points(x0, y0, cx, cy, x2, y2)
+        assert len(a) == len(b) == 1 << _segments(x0, y0, cx, cy, x2, y2)
+        assert a[-1] == b[-1] == (x2, y2)  # both end exactly on the arc's end point
+        if len(a) <= 2:
+            assert a == b  # the only point in between is the exact midpoint in both
+
+    check()
+    # A long arc where bisection's intermediate flooring moves a point by one subpixel.
+    diffs = [(x, y) for x in range(0, 64, 7) for y in range(0, 64, 5)
+             if bisection_points(0, 0, 1000 + x, 3 + y, 2001, 999) != dda_points(0, 0, 1000 + x, 3 + y, 2001, 999)]
+    assert diffs
