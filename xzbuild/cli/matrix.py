@@ -82,13 +82,15 @@ def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, r
               help="Only the variants of this `matrix select --json` output (or a file of full names).")
 @click.option("--image", "image_template", default="espressif/idf:v{idf}", show_default=True,
               help="Container image per IDF version ({idf} is replaced).")
+@click.option("--github-output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also append matrix=, jobs= and variants= lines to this file (pass \"$GITHUB_OUTPUT\").")
 @_HISTORY_OPT
 def github_cmd(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
-               image_template: str, cost_history: Path | None) -> None:
+               image_template: str, github_output: Path | None, cost_history: Path | None) -> None:
     """Print a GitHub Actions `include:` matrix (compact JSON for `$GITHUB_OUTPUT`)."""
     from xzbuild.matrix.commands import run_github
 
-    run_github(boards_dir, idfs, shards, selection, image_template, cost_history)
+    run_github(boards_dir, idfs, shards, selection, image_template, cost_history, github_output)
 
 
 @matrix.command("merge")
@@ -98,7 +100,11 @@ def github_cmd(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="Release manifest to write.")
 def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path) -> None:
-    """Merge per-shard build results (JSON or JSON lines with `full_name`) into one release manifest."""
+    """Assemble shard results (`matrix build` results.jsonl files) into one release manifest.
+
+    Unlike `matrix results merge` (reruns: the most final status wins), shards must be disjoint and, with
+    --matrix, complete: every variant of the matrix reported exactly once.
+    """
     from xzbuild.matrix.commands import run_merge
 
     run_merge(list(results), matrix_file, output)

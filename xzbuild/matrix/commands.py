@@ -13,6 +13,8 @@ from xzbuild.fsutil import atomic_write_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 
+FAILED_STATUSES = {"failed", "error"}
+
 
 def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path,
                firmware: Path | None, why: bool, as_json: bool, threshold: float, shard: str | None,
@@ -77,7 +79,7 @@ def read_selection(path: Path) -> set[str]:
 
 
 def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
-               image_template: str, cost_history: Path | None) -> None:
+               image_template: str, cost_history: Path | None, github_output: Path | None = None) -> None:
     """`matrix github`: print the include matrix; say on stderr which variants no IDF version builds."""
     from xzbuild.matrix.github import assign_idf, dump, github_matrix
     from xzbuild.model import load_boards
@@ -91,12 +93,17 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
     assignment = assign_idf(listings, only)
     model = CostModel.from_file(cost_history)
     matrix = github_matrix(assignment, shards, model, image_template)
-    click.echo(dump(matrix))
+    text = dump(matrix)
+    click.echo(text)
+    built = sum(len(v) for v in assignment.by_idf.values())
+    if github_output is not None:
+        # Appended, as GitHub expects; the matrix JSON is one line so no heredoc delimiter is needed.
+        with github_output.open("a", encoding="utf-8") as fh:
+            fh.write(f"matrix={text}\njobs={len(matrix['include'])}\nvariants={built}\n")
     for entry in assignment.unbuildable:
         reason = entry.reason or "not enabled"
         click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf {', '.join(idfs)})",
                    err=True)
-    built = sum(len(v) for v in assignment.by_idf.values())
     click.echo(f"{len(matrix['include'])} job(s), {built} variant(s)", err=True)
 
 
@@ -144,7 +151,7 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
             raise UserError(f"no build result for {', '.join(missing[:10])}{more}; a shard failed or was not "
                             "downloaded", Location(str(matrix_file)))
-    failed = sorted(n for n, r in merged.items() if r.get("status") not in (None, "ok", "success", "built"))
+    failed = sorted(n for n, r in merged.items() if r.get("status") in FAILED_STATUSES)
     manifest = {"schema_version": 1, "count": len(merged), "failed": failed,
                 "variants": [merged[n] for n in sorted(merged)]}
     atomic_write_text(output, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")

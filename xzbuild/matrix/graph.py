@@ -159,7 +159,10 @@ class BoardGraph:
         default_factory=dict, repr=False)
 
     def part_users(self, part: Part) -> set[str] | None:
-        """Board dirs using a part (None: no firmware tree was scanned)."""
+        """Board dirs using a part (None: no firmware tree was scanned to tell)."""
+        if not part.used_by and part.targets is not None:
+            # Compiled per target (main/CMakeLists.txt): no need to read any board source.
+            return {n.dir for n in self.nodes.values() if n.target in part.targets}
         if any(n.parts is None for n in self.nodes.values()):
             return None
         return {n.dir for n in self.nodes.values() if n.parts is not None and part.name in n.parts}

@@ -101,7 +101,7 @@ class CostModel:
 
 def load_history(path: Path) -> tuple[dict[str, float], dict[str, str]]:
     """Read build durations: a JSON object ``{full_name: seconds}``, or a JSON list / JSON-lines file of
-    build results with ``full_name`` and ``duration_s`` (``target`` optional). Later records win."""
+    build results (`matrix build`'s results.jsonl: ``full_name``, ``seconds``, ``target``). Later records win."""
     text = path.read_text(encoding="utf-8")
     records: list[object]
     try:
@@ -123,7 +123,9 @@ def load_history(path: Path) -> tuple[dict[str, float], dict[str, str]]:
         if not isinstance(record, dict):
             raise UserError("expected build-result objects or a {full_name: seconds} map", Location(str(path)))
         if "full_name" in record:
-            seconds = record.get("duration_s")
+            seconds = record.get("seconds", record.get("duration_s"))
+            if record.get("status") == "cached":
+                continue  # a cache hit says nothing about how long the build takes
             if isinstance(seconds, int | float) and seconds > 0:
                 history[str(record["full_name"])] = float(seconds)
                 if isinstance(record.get("target"), str):

@@ -262,19 +262,25 @@ def _source_boards(text: str, base: str, users: SourceUsers | None) -> frozenset
 
 def _slide(lines: list[_Line], start: int, end: int) -> tuple[int, int]:
     """Among the equivalent placements of an inserted/deleted run (diff "sliders": the run's first line
-    equals the line after it, or its last the line before), pick the one with the fewest ungated lines.
-    Without this a new `choice ... endchoice` block may be reported as starting with the previous
-    block's `endchoice`."""
-    best = (sum(x.gate is None for x in lines[start:end]), start)
+    equals the line after it, or its last the line before), pick the one with the fewest ungated lines,
+    then the fewest distinct gates. Without this a new `config BOARD_TYPE_X` entry may be reported as
+    starting with the previous entry's `depends on` line, or a new choice with the previous `endchoice`."""
+    size = end - start
+
+    def score(at: int) -> tuple[int, int, int]:
+        run = lines[at:at + size]
+        return (sum(x.gate is None for x in run), len({x.gate for x in run if x.gate is not None}), at)
+
+    best = score(start)
     lo = start
-    while lo > 0 and lines[lo - 1].text == lines[lo - 1 + end - start].text:
+    while lo > 0 and lines[lo - 1].text == lines[lo - 1 + size].text:
         lo -= 1
-        best = min(best, (sum(x.gate is None for x in lines[lo:lo + end - start]), lo))
+        best = min(best, score(lo))
     hi = start
-    while hi + end - start < len(lines) and lines[hi].text == lines[hi + end - start].text:
+    while hi + size < len(lines) and lines[hi].text == lines[hi + size].text:
         hi += 1
-        best = min(best, (sum(x.gate is None for x in lines[hi:hi + end - start]), hi))
-    return best[1], best[1] + end - start
+        best = min(best, score(hi))
+    return best[2], best[2] + size
 
 
 def _diff(path: str, old: list[_Line], new: list[_Line], users: SourceUsers | None = None) -> TableChange:
