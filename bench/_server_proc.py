@@ -59,7 +59,7 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
     gc.callbacks.append(_gc_cb)
     srv = ServerThread(**kwargs).start()
     lags: list[tuple[float, float, float]] = []  # (lag ms, loop-thread CPU ms during it, time)
-    asyncio.run_coroutine_threadsafe(_lag_monitor(lags), srv._loop)  # type: ignore[arg-type]
+    monitor = asyncio.run_coroutine_threadsafe(_lag_monitor(lags), srv._loop)  # type: ignore[arg-type]
     # Objects alive after start-up (modules, classes) never become garbage: keep full collections from
     # re-scanning them, which shortens the collector's pauses in the middle of paced audio.
     gc.freeze()
@@ -77,6 +77,7 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
         elif cmd == "alive":
             conn.send(srv._thread is not None and srv._thread.is_alive())
         else:
+            monitor.cancel()
             srv.stop()
             conn.send("stopped")
             return
