@@ -22,6 +22,7 @@ from hil.vboard.loader import SerialLoader
 
 log = logging.getLogger(__name__)
 
+WDT_DELAY = 0.05
 LATCH_WINDOW = 0.15  # 30 ms fails with esptool's ClassicReset over RFC2217, 150 ms works (spec §9)
 NVS_OFFSET, NVS_END = 0x9000, 0xD000  # the nvs partition of every xiaozhi partition table
 _COLOURS = {"E": "\x1b[0;31m", "W": "\x1b[0;33m", "I": "\x1b[0;32m"}
@@ -115,7 +116,9 @@ class VirtualBoard:
         if loader is not None:
             loader.feed(data)
             if loader.take_watchdog_reset():
-                self._schedule(lambda: self.boot(reason="0x10 (RTCWDT_RTC_RST)"))
+                # esptool arms the RTC WDT with a ~2000-tick (tens of ms) timeout and still writes the
+                # lock register; firing later than that reply keeps the last response intact.
+                self._schedule(lambda: self.boot(reason="0x10 (RTCWDT_RTC_RST)"), delay=WDT_DELAY)
         elif app is not None:
             app.console_input(data)
 
@@ -162,8 +165,8 @@ class VirtualBoard:
             if generation == self._generation and self.mode == "reset" and not self._en_low:
                 self.boot()
 
-    def _schedule(self, action: Callable[[], None]) -> None:
-        timer = threading.Timer(0.0, action)
+    def _schedule(self, action: Callable[[], None], delay: float = 0.0) -> None:
+        timer = threading.Timer(delay, action)
         timer.daemon = True
         timer.start()
 

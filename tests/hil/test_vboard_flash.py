@@ -94,3 +94,31 @@ def test_reset_latch_window(s3_board: tuple[VirtualBoard, RFC2217Server]) -> Non
     time.sleep(board.options.latch_window + 0.1)
     assert board.mode in ("app", "halted")
     assert b"boot:0x8 (SPI_FAST_FLASH_BOOT)" in board.serial_log
+
+
+def test_boards_in_one_process_are_independent(s3_board: tuple[VirtualBoard, RFC2217Server],
+                                               c3_board: tuple[VirtualBoard, RFC2217Server], c3_build: Path) -> None:
+    (s3, s3_server), (c3, c3_server) = s3_board, c3_board
+    assert "ESP32-S3" in run_esptool("--port", s3_server.url, "flash-id")
+    out = run_esptool("--port", c3_server.url, "write-flash", "0x20000", str(c3_build / "xiaozhi.bin"))
+    assert "ESP32-C3 (QFN32) (revision v0.4)" in out and "34:b7:da:04:05:06" in out
+    assert c3.flash.read(0x20000, 4) != b"\xff" * 4 and s3.flash.read(0x20000, 4) == b"\xff" * 4
+
+
+@pytest.mark.parametrize(("args", "reason"), [
+    (["--after", "watchdog-reset"], b"rst:0x10 (RTCWDT_RTC_RST),boot:0x8"),
+    (["--no-stub", "--after", "soft-reset"], b"rst:0xc (RTC_SW_CPU_RST),boot:0x8"),
+    (["--after", "hard-reset"], b"rst:0x1 (POWERON),boot:0x8"),
+])
+def test_after_reset_modes_boot_the_app(s3_board: tuple[VirtualBoard, RFC2217Server], s3_build: Path,
+                                        args: list[str], reason: bytes) -> None:
+    board, server = s3_board
+    files = [a for a in flash_files(s3_build) if "generated_assets" not in a and a != "0x800000"]
+    run_esptool("--port", server.url, *args, "write-flash", *files)
+    start = bytes(board.serial_log).rindex(b"waiting for download")  # the download session esptool used
+    deadline = time.monotonic() + 3
+    while reason not in bytes(board.serial_log)[start:] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    after = bytes(board.serial_log)[start:]
+    assert reason in after, after[-300:]
+    assert b"entry 0x" in after.split(reason, 1)[1]
