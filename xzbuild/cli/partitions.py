@@ -95,4 +95,29 @@ def build_cmd(table: Path, output: Path, table_offset: str, bootloader_offset: s
     click.echo(f"wrote {output} ({len(parsed)} partitions)", err=True)
 
 
+@partitions.command("variants")
+@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
+              show_default=True)
+@click.option("--firmware", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Read the tables from this firmware checkout (default: boards/partitions/).")
+@click.option("--out", "dist", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"),
+              show_default=True, help="Release dir whose apps are checked against the slots when present.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per variant.")
+def variants_cmd(boards_dir: Path, firmware: Path | None, dist: Path, as_json: bool) -> None:
+    """Check every variant's partition table: fits the flash size, app slots hold the last built app."""
+    from xzbuild.model import load_boards
+    from xzbuild.partitions.variants import check_variant_tables, raise_problems
+
+    rows = check_variant_tables(load_boards(boards_dir), firmware, dist if dist.is_dir() else None)
+    for r in rows:
+        if as_json:
+            click.echo(json.dumps(r.to_json(), sort_keys=True))
+        else:
+            app = f"{r.last_app_size // 1024}K/" if r.last_app_size is not None else ""
+            click.echo(f"{r.full_name:<44} {r.table:<26} {r.flash_size:>5} end {r.end:#09x} "
+                       f"app {app}{r.smallest_app_slot // 1024}K {'FAIL' if r.problem else 'ok'}")
+    click.echo(f"{len(rows)} variants, {sum(1 for r in rows if r.problem)} problem(s)", err=True)
+    raise_problems(rows)
+
+
 COMMANDS = [partitions]
