@@ -204,3 +204,14 @@ def test_full_matrix_all_cached_and_one_board_edit(tmp_path: Path, monkeypatch: 
     assert project.build(monkeypatch, "--all", "--jobs", "2", **env) == 0
     rebuilt = {str(c["board"]) for c in project.invocations() if "build" in c["actions"]}
     assert len(rebuilt) == 18 and all("wifi6-touch-lcd" in name for name in rebuilt)
+
+
+def test_user_options_are_checked_after_configure(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["bread-compact-wifi-128x64", "--language", "en-US", "--wake-word", "disabled"]
+    assert project.build(monkeypatch, *args) == 0
+    fragment = (project.cache / "work" / "bread-compact-wifi-128x64" / "xzbuild.sdkconfig.defaults").read_text()
+    assert "CONFIG_LANGUAGE_EN_US=y\n" in fragment and "CONFIG_WAKE_WORD_DISABLED=y\n" in fragment
+    capsys.readouterr()
+    assert project.build(monkeypatch, *args, "--force", XZ_STANDIN_REJECT="CONFIG_LANGUAGE_EN_US") == 1
+    assert "--language: Kconfig rejected CONFIG_LANGUAGE_EN_US=y" in capsys.readouterr().err

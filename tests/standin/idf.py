@@ -20,6 +20,7 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
                                  assets at 0x800000 make merged images 8 MB, so tests limit them)
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
+  XZ_STANDIN_REJECT=CONFIG_X,... drop these symbols from the sdkconfig, as Kconfig drops unknown ones
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ def layered_sdkconfig(project: Path, cfg: dict[str, str]) -> dict[str, str]:
         current: dict[str, str] = {}
         read_sdkconfig(existing, current)
         values.update(current)
+    for key in filter(None, os.environ.get("XZ_STANDIN_REJECT", "").split(",")):
+        values.pop(key.strip(), None)  # what Kconfig silently drops (unknown symbol, unmet dependency)
     values["CONFIG_IDF_TARGET"] = f'"{target}"'
     read_sdkconfig_line(values, f"CONFIG_IDF_TARGET_{target.upper()}=y")
     if not any(k.startswith("CONFIG_ESPTOOLPY_FLASHSIZE_") and v == "y" for k, v in values.items()):

@@ -48,6 +48,8 @@ class BuildJob:
     idf: str
     preview: bool = False
     chip_variant: str | None = None
+    # Symbols the configured sdkconfig must show (user options, build options): (option, CONFIG_X=y|n).
+    checks: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> dict[str, object]:
         """Plain data for records and the cache key."""
@@ -96,6 +98,8 @@ def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, board_set: BoardSe
             target=entry.target, symbol=fragment.board_symbol, fragment=fragment.text(),
             partition_table=variant.partition_table, flash_size=variant.flash_size, version=version, idf=idf,
             preview=entry.preview, chip_variant=entry.chip_variant,
+            checks=tuple([(opt, f"{sym}=y") for opt, syms in fragment.required for sym in syms]
+                         + [("build options", line) for line in fragment.option_lines]),
         ))
     return jobs
 

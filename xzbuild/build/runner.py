@@ -183,7 +183,29 @@ def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[s
                 err = first_error(text)
                 return Outcome(False, time.monotonic() - started, log_path, err,
                                f"{command[0]} exited {proc.returncode}")
+    problems = configured_problems(build / "sdkconfig", job.checks)
+    if problems:
+        return Outcome(False, time.monotonic() - started, log_path, problems[0],
+                       "the configured sdkconfig lacks requested options: " + "; ".join(problems))
     return Outcome(True, time.monotonic() - started, log_path)
+
+
+def configured_problems(sdkconfig: Path, checks: tuple[tuple[str, str], ...]) -> list[str]:
+    """Upstream's post-configure check: a requested ``=y`` must read ``=y``; a requested ``=n`` must not."""
+    if not checks:
+        return []
+    try:
+        text = sdkconfig.read_text(encoding="utf-8")
+    except OSError:
+        return [f"{sdkconfig} was not generated"]
+    enabled = set(re.findall(r"^(CONFIG_\w+)=y$", text, re.M))
+    bad: dict[str, list[str]] = {}
+    for option, line in checks:
+        key, _, value = line.partition("=")
+        rejected = key in enabled if value == "n" else key not in enabled
+        if rejected:
+            bad.setdefault(option, []).append(line)
+    return [f"{option}: Kconfig rejected {', '.join(lines)}" for option, lines in bad.items()]
 
 
 def collect_outputs(build: Path) -> dict[str, str]:

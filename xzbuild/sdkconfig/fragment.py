@@ -53,6 +53,7 @@ class Fragment:
     board_symbol: str
     build_options: dict[str, object] | None = None
     required: list[tuple[str, list[str]]] = field(default_factory=list)  # (option name, symbols that must be =y)
+    option_lines: list[str] = field(default_factory=list)  # expanded build options, checked after configure
 
     def text(self, header: str = HEADER) -> str:
         """File content: one comment line, the assignments, a trailing newline."""
@@ -219,14 +220,17 @@ def variant_fragment(variant: Variant, firmware: FirmwareFacts, *, language: str
         user += options
         required.append(("--wake-word", symbols))
     selected: dict[str, object] | None = None
+    option_lines: list[str] = []
     # Expanded only when asked for or when the board entry carries build_options (upstream's rule).
     if build_options is not None or variant.build_options:
         definitions = build_option_definitions(variant, firmware)
         selected = normalize_build_options(definitions, build_options or {})
-        user += expand_build_options(definitions, selected,
-                                     assignments(variant.sdkconfig_append, variant.board.dir))
+        option_lines = expand_build_options(definitions, selected,
+                                            assignments(variant.sdkconfig_append, variant.board.dir))
+        user += option_lines
     merged = apply_auto_selects(merge_options(lines, user))
-    return Fragment(merged, symbol, selected, required)
+    return Fragment(merged, symbol, selected, required, option_lines)
+
 
 
 def defaults_list(firmware_dir_has_base: bool, fragment_path: str) -> str:
