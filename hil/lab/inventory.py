@@ -163,7 +163,7 @@ def load_lab(path: Path) -> Lab:
             id=raw["id"], chip=chip, flash=flash, psram=psram, variant=raw.get("variant"), port=raw.get("port"),
             usb=dict(raw.get("usb") or {}), mac=(raw.get("mac") or (virtual or {}).get("mac") or None),
             capabilities=list(raw.get("capabilities") or []), reset=raw.get("reset", "auto"),
-            power={k: raw[f"power_{k}"] for k in ("on", "off") if raw.get(f"power_{k}")}, nvs_image=(path.parent / nvs) if nvs else None,
+            power={k: raw[f"power_{k}"] for k in ("on", "off") if raw.get(f"power_{k}")}, nvs_image=(path.parent / nvs).resolve() if nvs else None,
             virtual=dict(virtual) if virtual is not None else None, location=doc.location(where)))
     if errors:
         raise UserErrors(errors)

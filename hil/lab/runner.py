@@ -68,8 +68,8 @@ def find_builds(dist: Path | None, builds: list[Path], variants: list[str]) -> l
     if dist is not None:
         if not dist.is_dir():
             raise UserError(f"{dist}: no such directory; run `xzbuild matrix build` first or pass --build DIR")
-        found += [read_build(d) for d in sorted(dist.iterdir()) if (d / "flasher_args.json").is_file()]
-    found += [read_build(b) for b in builds]
+        found += [read_build(d.resolve()) for d in sorted(dist.iterdir()) if (d / "flasher_args.json").is_file()]
+    found += [read_build(b.resolve()) for b in builds]
     if variants:
         unknown = [v for v in variants if not any(v in (b.variant, b.board_name) for b in found)]
         if unknown:
@@ -199,7 +199,7 @@ def _junit_numbers(path: Path) -> tuple[dict[str, int], dict[str, float]]:
 def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: list[str]) -> BoardResult:
     """Identity check, then the suite in a pytest process for one board."""
     started = time.monotonic()
-    board_out = out / a.board.id
+    board_out = (out / a.board.id).resolve()  # the pytest process runs from the repository root
     board_out.mkdir(parents=True, exist_ok=True)
     result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out))
     try:

@@ -30,16 +30,30 @@ def results(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def test_virtual_two_chips_pass_the_suite(tmp_path: Path) -> None:
-    # stand-in variants: two chips, app + a 256 KiB assets image each (the stand-in's own assets are tiny)
-    s3_build = make_build(tmp_path / "s3", "esp32s3", assets_size=256 * 1024)
-    c3_build = make_build(tmp_path / "c3", "esp32c3", board_name="vboard-c3", assets_size=256 * 1024)
+def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`xzbuild matrix build` of two real board variants (S3 and C6) with the idf.py stand-in → dist/."""
+    from build.firmware import make_project, standin_env
+
+    from xzbuild.cli.main import main
+
+    boards, firmware = make_project(root, ["bread-compact-wifi.yaml", "waveshare/esp32-c6-touch-amoled-2.06.yaml"])
+    for key, value in standin_env(root / "standin.jsonl", XZ_STANDIN_ASSETS="bread-compact-wifi").items():
+        monkeypatch.setenv(key, value)
+    dist = root / "dist"
+    assert main(["matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--boards",
+                 str(boards), "--firmware", str(firmware), "--out", str(dist), "--cache-dir", str(root / "cache")]) == 0
+    return dist
+
+
+def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = matrix_dist(tmp_path / "project", monkeypatch)
     junit, out = tmp_path / "junit.xml", tmp_path / "out"
-    proc = hil("run", "--virtual", "2", "--build", str(s3_build), "--build", str(c3_build), "--jobs", "2",
-               "--junit", str(junit), "--out", str(out), "--json")
+    proc = hil("run", "--virtual", "2", "--dist", str(dist), "--jobs", "2", "--junit", str(junit), "--out", str(out),
+               "--json")
     got = results(proc)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(str(r["chip"]) for r in got) == ["esp32c3", "esp32s3"]
+    assert sorted(str(r["chip"]) for r in got) == ["esp32c6", "esp32s3"]
+    assert sorted(str(r["variant"]) for r in got) == ["bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06"]
     for r in got:
         tests = r["tests"]
         assert isinstance(tests, dict) and tests["tests"] >= 6 and tests["failures"] == 0 and tests["errors"] == 0
