@@ -111,7 +111,8 @@ class ReferenceServer:
             ssl_ctx = server_ssl_context(self.tls_cert_path, self._tls_key)
         if self._prewarm:
             await asyncio.to_thread(self._synthesise_all)
-        self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0,
+                                     keepalive_timeout=self.ctx.limits.http_idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
         await site.start()

@@ -18,6 +18,7 @@ class Limits:
     max_frame_bytes: int = 64 * 1024  # a tools/list page is ≤ 8000 bytes, Opus frames < 2 KB
     hello_timeout_s: float = 10.0  # the device also waits 10 s for the server hello
     idle_timeout_s: float = 300.0  # no frame from the device for this long closes the socket
+    http_idle_timeout_s: float = 15.0  # an HTTP connection without a complete request (slow or silent client)
 
 
 @dataclass

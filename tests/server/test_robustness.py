@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,20 @@ def test_hello_and_idle_timeouts(run: Any) -> None:
     reasons = run(go())
     assert reasons[0].startswith("no hello within 0.3 s")
     assert reasons[1].startswith("idle timeout")
+
+
+def test_silent_or_slow_http_client_is_dropped(run: Any) -> None:
+    async def go() -> list[bytes]:
+        async with ReferenceServer(limits=Limits(http_idle_timeout_s=0.3)) as srv:
+            out = []
+            for partial in (b"", b"POST /xiaozhi/ota/ HTTP/1.1\r\nHost: x\r\n"):
+                reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
+                writer.write(partial)
+                out.append(await asyncio.wait_for(reader.read(), 5))  # EOF: the server closed it
+                writer.close()
+            return out
+
+    assert run(go()) == [b"", b""]
 
 
 def test_abort_stops_audio_and_sends_tts_stop(run: Any) -> None:
