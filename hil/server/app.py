@@ -178,6 +178,19 @@ class ReferenceServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    async def drop_connections(self, code: int = 1001, reason: str = "server drop") -> int:
+        """Close every open WebSocket session from the server side (the listener stays up); returns how many.
+
+        Simulates a server restart or network loss: the device logs ``WS: Websocket disconnected``.
+        """
+        sessions = list(self.sessions)
+        for s in sessions:
+            s.closing = True
+            s.conn.record("event", "event", "dropped", reason=reason)
+            with contextlib.suppress(Exception):
+                await s.ws.close(code=code, message=reason.encode()[:120])
+        return len(sessions)
+
     # ---- URLs ----
     @property
     def _netloc(self) -> str:
@@ -327,6 +340,10 @@ class ServerThread:
     def summary(self, device_id: str) -> dict[str, Any]:
         """Thread-safe ``ReferenceServer.summary``."""
         return self._call(_sync(self.server.summary, device_id), 10)  # type: ignore[no-any-return]
+
+    def drop_connections(self, code: int = 1001, reason: str = "server drop") -> int:
+        """Blocking ``ReferenceServer.drop_connections``."""
+        return self._call(self.server.drop_connections(code, reason), 30)  # type: ignore[no-any-return]
 
     def devices(self) -> list[str]:
         """Thread-safe ``ReferenceServer.devices``."""

@@ -46,6 +46,17 @@ def test_server_thread_sync_api(tmp_path: Path) -> None:
         assert summary["audio_seconds"]["uplink"] == pytest.approx(0.3)
         assert summary["by_type"]["rx"]["listen"] == 2  # start and stop
         assert [r["seq"] for r in srv.transcript(MAC)] == list(range(1, len(srv.transcript(MAC)) + 1))
+        async def idle_connection() -> int:
+            async with aiohttp.ClientSession() as http:
+                probe = ProbeDevice(MAC)
+                await probe.connect(http, srv.ws_url)
+                dropped = await asyncio.to_thread(srv.drop_connections)
+                assert probe._reader is not None
+                await asyncio.wait_for(probe._reader, 5)  # the server closed the socket
+                return dropped
+
+        assert asyncio.run(idle_connection()) == 1
+        assert srv.wait_for(MAC, type="dropped", timeout=2)["reason"] == "server drop"
         t0 = time.monotonic()
         with pytest.raises(TimeoutError, match="no record matching"):
             srv.wait_for(MAC, type="listen", state="detect", timeout=0.3)
