@@ -119,21 +119,27 @@ def probe(port: str, connect_attempts: int = 3, reset: str = "auto") -> Detected
                     flash_size=FLASH_SIZE_BY_ID.get((flash_id >> 16) & 0xFF), psram_mb=psram, features=features)
 
 
-def check_identity(board: LabBoard, build: BuildFacts, found: Detected) -> list[str]:
-    """Every reason not to flash ``build`` onto ``board`` as detected (empty list = go ahead)."""
+def check_inventory(board: LabBoard, found: Detected) -> list[str]:
+    """Where the chip on the port contradicts the inventory entry (chip, flash, MAC, PSRAM)."""
     problems = []
     if found.chip != board.chip:
         problems.append(f"inventory says {board.chip} but the chip on the port is {found.chip} ({found.description})")
-    if found.chip != build.chip:
-        problems.append(f"build {build.variant} is for {build.chip}, but board {board.id} is {found.chip}")
     if found.flash_size and board.flash and found.flash_size != board.flash:
         problems.append(f"inventory says {board.flash} flash, the chip reports {found.flash_size}")
-    if found.flash_size and build.flash_size and found.flash_size != build.flash_size:
-        problems.append(f"build {build.variant} needs {build.flash_size} flash, board {board.id} has {found.flash_size}")
     if board.mac and found.mac != board.mac.lower():
         problems.append(f"inventory MAC {board.mac.lower()} differs from the chip's {found.mac} (wrong board on this port?)")
     if found.psram_mb is not None and board.psram is not None and mb(board.psram) != found.psram_mb:
         problems.append(f"inventory says PSRAM {board.psram or 'none'}, eFuse reports {found.psram_mb}MB")
+    return problems
+
+
+def check_identity(board: LabBoard, build: BuildFacts, found: Detected) -> list[str]:
+    """Every reason not to flash ``build`` onto ``board`` as detected (empty list = go ahead)."""
+    problems = check_inventory(board, found)
+    if found.chip != build.chip:
+        problems.append(f"build {build.variant} is for {build.chip}, but board {board.id} is {found.chip}")
+    if found.flash_size and build.flash_size and found.flash_size != build.flash_size:
+        problems.append(f"build {build.variant} needs {build.flash_size} flash, board {board.id} has {found.flash_size}")
     if build.psram and found.psram_mb == 0 and board.psram == "":
         problems.append(f"build {build.variant} enables PSRAM but board {board.id} has none")
     if board.variant:

@@ -66,3 +66,13 @@ def test_scan_proposes_an_inventory_entry(s3_board: tuple[VirtualBoard, RFC2217S
     proposed = yaml.safe_load(capsys.readouterr().out)["boards"][0]
     assert proposed["chip"] == "esp32s3" and proposed["mac"] == "24:ec:4a:01:02:03"
     assert proposed["flash"] == "16MB" and proposed["psram"] == "8MB" and proposed["port"] == server.url
+
+
+def test_boards_probe_checks_identity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lab.yaml"
+    path.write_text("boards:\n  - id: v1\n    virtual: {chip: esp32c6}\n    mac: '24:ec:4a:00:00:01'\n"
+                    "  - id: v2\n    virtual: {chip: esp32s3}\n    chip: esp32c3\n")
+    assert main(["hil", "boards", "--lab", str(path), "--probe", "--json"]) == 0
+    rows = {r["id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["v1"]["identity"] == "ok (esp32c6, 24:ec:4a:00:00:01, 16MB flash)"
+    assert rows["v2"]["identity"].startswith("MISMATCH: inventory says esp32c3 but the chip on the port is esp32s3")

@@ -33,8 +33,9 @@ def _duration(text: str) -> int:
 
 @hil.command("boards")
 @click.option("--lab", default="lab.yaml", show_default=True, help=LAB_HELP)
+@click.option("--probe", is_flag=True, help="connect to each free, present board with esptool and check its identity")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per board")
-def boards_cmd(lab: str, as_json: bool) -> None:
+def boards_cmd(lab: str, probe: bool, as_json: bool) -> None:
     """List inventory boards with presence, identity facts and lease holder."""
     import json
     import os
@@ -54,16 +55,48 @@ def boards_cmd(lab: str, as_json: bool) -> None:
         else:
             present = "remote"
         lease = store.holder(b.id)
-        rows.append({"id": b.id, "chip": b.chip, "flash": b.flash, "psram": b.psram, "variant": b.variant,
-                     "reach": b.port or (f"usb {b.usb}" if b.usb else "virtual"), "presence": present,
-                     "mac": b.mac, "capabilities": b.capabilities, "lease": lease.describe() if lease else None})
+        row = {"id": b.id, "chip": b.chip, "flash": b.flash, "psram": b.psram, "variant": b.variant,
+               "reach": b.port or (f"usb {b.usb}" if b.usb else "virtual"), "presence": present,
+               "mac": b.mac, "capabilities": b.capabilities, "lease": lease.describe() if lease else None}
+        if probe:
+            row["identity"] = _probe_identity(b) if lease is None and present != "absent" else "not probed"
+        rows.append(row)
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, sort_keys=True))
         return
     for row in rows:
         click.echo(f"{row['id']:<20} {row['chip']:<9} {row['flash']:<5} {row['presence']:<8} "
-                   f"{row['variant'] or '-':<28} {row['lease'] or 'free'}")
+                   f"{row['variant'] or '-':<28} {row['lease'] or 'free'}"
+                   + (f"\n{'':<20} identity: {row['identity']}" if probe else ""))
+
+
+def _probe_identity(board: Any) -> str:
+    """'ok (chip, MAC, flash)' or what contradicts the inventory; virtual entries are spawned briefly."""
+    from hil.lab.identity import check_inventory, probe
+    from hil.lab.runner import resolve_usb_port
+    from hil.lab.virtual import VirtualSpec, spawn
+    from xzbuild.errors import UserError
+
+    handle = None
+    try:
+        if board.is_virtual:
+            v = board.virtual
+            handle = spawn(VirtualSpec(name=board.id, chip=v.get("chip", board.chip), flash=v.get("flash", board.flash),
+                                       mac=board.mac))
+            port = handle.url
+        else:
+            port = board.port or resolve_usb_port(board)
+        found = probe(port, connect_attempts=2, reset=board.reset)
+    except UserError as exc:
+        return f"unreachable: {exc}"
+    finally:
+        if handle is not None:
+            handle.close()
+    problems = check_inventory(board, found)
+    facts = f"{found.chip}, {found.mac}, {found.flash_size or '?'} flash" + (
+        f", PSRAM {found.psram_mb}MB" if found.psram_mb is not None else "")
+    return f"MISMATCH: {'; '.join(problems)}" if problems else f"ok ({facts})"
 
 
 def _usb_present(board: Any) -> bool:
