@@ -151,10 +151,18 @@ def test_stop_after_first_failure(project: Project, monkeypatch: pytest.MonkeyPa
 
 def test_app_larger_than_partition_fails_with_numbers(project: Project, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    rc = project.build(monkeypatch, "bread-compact-esp32", XZ_STANDIN_APP_SIZE="bread-compact-esp32=3200000")
+    assert project.build(monkeypatch, "bread-compact-esp32") == 0
+    assert (project.out / "v2.4.2_bread-compact-esp32.zip").is_file()
+    capsys.readouterr()
+    rc = project.build(monkeypatch, "bread-compact-esp32", "--force",
+                       XZ_STANDIN_APP_SIZE="bread-compact-esp32=3200000")
     assert rc == 1
     err = capsys.readouterr().err
     assert "but partition 'factory' holds 0x2f0000 (3080192 B)" in err
+    # the older successful build is withdrawn: dist/ never shows an artifact this run failed to make
+    assert not (project.out / "bread-compact-esp32").exists()
+    assert not (project.out / "v2.4.2_bread-compact-esp32.zip").exists()
+    assert json.loads((project.out / "manifest.json").read_text())["count"] == 1  # only the 128x32 variant
 
 
 def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.MonkeyPatch,
@@ -215,3 +223,29 @@ def test_user_options_are_checked_after_configure(project: Project, monkeypatch:
     capsys.readouterr()
     assert project.build(monkeypatch, *args, "--force", XZ_STANDIN_REJECT="CONFIG_LANGUAGE_EN_US") == 1
     assert "--language: Kconfig rejected CONFIG_LANGUAGE_EN_US=y" in capsys.readouterr().err
+
+
+def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """xzbuild's own release checks (independent of what the build tool verified)."""
+    from tests.standin.images import make_app_image
+    from xzbuild.build.job import BuildJob
+    from xzbuild.build.release import release_variant
+    from xzbuild.errors import UserError
+
+    assert project.build(monkeypatch, "bread-compact-esp32-128x32") == 0
+    obj = next(project.cache.glob("objects/*/*"))
+    record = json.loads((project.out / "bread-compact-esp32-128x32" / "release.json").read_text())
+    job = BuildJob(full_name=record["full_name"], name=record["name"], board=record["board"], board_file="-",
+                   target="esp32", symbol="-", fragment="", partition_table="partitions/v2/4m.csv",
+                   flash_size="4MB", version="2.4.2", idf="6.0.2")
+    big = make_app_image("esp32", version="2.4.2", board_name="x", size=0x2F0000 + 0x1000, flash_size="4MB")
+    (obj / "xiaozhi.bin").write_bytes(big)
+    with pytest.raises(UserError, match=r"xiaozhi.bin is 0x2f.... bytes .* but partition 'factory' holds 0x2f0000"):
+        release_variant(job, obj, project.root / "dist2", "new-key")
+    corrupt = bytearray(make_app_image("esp32", version="2.4.2", board_name="x", flash_size="4MB"))
+    corrupt[-40] ^= 1
+    (obj / "xiaozhi.bin").write_bytes(bytes(corrupt))
+    with pytest.raises(UserError, match="invalid app image: .*SHA-256 does not match"):
+        release_variant(job, obj, project.root / "dist2", "new-key")
+    assert not (project.root / "dist2" / "bread-compact-esp32-128x32").exists()

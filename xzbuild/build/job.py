@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
 # Bump when the artifact layout in the cache changes, so old objects are not reused.
 CACHE_FORMAT = 1
-# Never part of the firmware state: outputs, caches, VCS data, the sdkconfig idf.py rewrites.
-IGNORED_NAMES = {".git", "build", "managed_components", "dist", "releases", ".xzbuild-cache", "__pycache__",
-                 "sdkconfig", "sdkconfig.old", "dependencies.lock", ".vscode", ".idea", ".DS_Store"}
+# Never part of the firmware state: VCS data and editor litter anywhere; outputs, caches and the sdkconfig
+# idf.py rewrites at the top of the checkout.
+IGNORED_NAMES = {".git", "__pycache__", ".vscode", ".idea", ".DS_Store"}
+IGNORED_TOP = {"build", "managed_components", "dist", "releases", ".xzbuild-cache", "sdkconfig", "sdkconfig.old",
+               "dependencies.lock"}
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,11 @@ def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, board_set: BoardSe
 class TreeDigest:
     """Content digests of a firmware tree, with a stat cache so unchanged files are not re-read."""
 
-    def __init__(self, root: Path, stat_cache: Path | None = None) -> None:
+    def __init__(self, root: Path, cache_dir: Path | None = None) -> None:
         self.root = root
+        # one stat cache per checkout: relative paths of two trees must not share entries
+        tag = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+        stat_cache = cache_dir / f"tree-stat-{tag}.json" if cache_dir is not None else None
         self.stat_cache_path = stat_cache
         self._stat: dict[str, list[object]] = {}
         if stat_cache is not None:
@@ -135,7 +140,9 @@ class TreeDigest:
         except OSError:
             return
         for e in entries:
-            if e.name in IGNORED_NAMES or e.name.startswith("build-") or e.name.endswith(".tmp"):
+            if e.name in IGNORED_NAMES or e.name.endswith(".tmp"):
+                continue
+            if not prefix and (e.name in IGNORED_TOP or e.name.startswith("build-")):
                 continue
             rel = f"{prefix}{e.name}"
             if e.is_dir(follow_symlinks=False):

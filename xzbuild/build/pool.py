@@ -17,7 +17,7 @@ from pathlib import Path
 from xzbuild import __version__
 from xzbuild.build.job import BuildJob, TreeDigest, cache_key
 from xzbuild.build.progress import BuildProgress
-from xzbuild.build.release import clean_stale, release_variant, write_release_manifest
+from xzbuild.build.release import clean_stale, release_variant, withdraw_variant, write_release_manifest
 from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
 from xzbuild.build.runner import Runner, cached_object, run_job, store_object
 from xzbuild.errors import UserError
@@ -57,7 +57,7 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     clean_stale(out)
     for stale in ("manifest.json", "results.jsonl", "junit.xml", "run.json"):  # they describe the previous run
         (out / stale).unlink(missing_ok=True)
-    tree = TreeDigest(runner.firmware, runner.cache_root / "tree-stat.json")
+    tree = TreeDigest(runner.firmware, runner.cache_root)
     keys = {job.full_name: cache_key(job, tree, options.repo_root, runner.mode) for job in jobs}
     progress = progress or BuildProgress(len(jobs), options.jobs, live=options.live)
     partial = open(out / ".results.partial.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -67,6 +67,8 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
 
     def finish(record: BuildRecord) -> None:
         record.shard = options.shard
+        if record.status is BuildStatus.FAILED:
+            withdraw_variant(out, record.full_name)  # an older build must not pass for this run's result
         with lock:
             records[record.full_name] = record
             partial.write(record.to_json() + "\n")

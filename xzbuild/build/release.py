@@ -210,6 +210,18 @@ def _swap_in(stage: Path, final: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
 
 
+def withdraw_variant(out: Path, full_name: str) -> None:
+    """Remove a variant's dist directory and zip (after a failed rebuild); the directory goes first."""
+    final = out / full_name
+    record = read_release(final)
+    if final.exists():
+        trash = final.with_name(f".{final.name}.{os.getpid()}.old.tmp")
+        os.rename(final, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+    if record is not None:
+        (out / record["zip"]["path"]).unlink(missing_ok=True)
+
+
 def read_release(variant_dir: Path) -> dict[str, Any] | None:
     """The variant's ``release.json`` if the directory is complete, else None."""
     try:

@@ -77,7 +77,7 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
                           build_options=requested)
     repo_root = Path(board_set.root).resolve().parent
     if dry_run:
-        tree = TreeDigest(fw, cache_root / "tree-stat.json")
+        tree = TreeDigest(fw, cache_root)
         for job in jobs_list:
             key = cache_key(job, tree, repo_root, idf_mode)
             state = "cached" if cached_object(cache_root, key) and not force else "build"
