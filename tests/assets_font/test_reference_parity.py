@@ -53,6 +53,8 @@ def cjk_otf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("DejaVuSans.ttf", 16, 8, False, ["0x20-0x7E"]),
     ("DejaVuSans.ttf", 20, 4, False, ["0x20-0x7E", "0xA0-0x17F", "0x370-0x3FF", "0x400-0x4FF", "0x2000-0x206F"]),
     ("DejaVuSerif.ttf", 30, 4, True, ["0x20-0x7E", "0xA0-0x24F"]),
+    ("DejaVuSerif-Bold.ttf", 30, 4, False, ["0x20-0x7E", "0xA0-0x24F"]),
+    ("DejaVuSans-Bold.ttf", 30, 4, True, ["0x20-0x7E", "0xA0-0x24F"]),
     ("DejaVuSansMono.ttf", 16, 4, False, ["0x20-0x7E", "0x2500-0x257F"]),
     ("cjk", 14, 1, True, ["0x20-0x7E", "0x3000-0x303F", "0x4E00-0x4FFF"]),
     ("cjk", 30, 4, False, ["0x20-0x7E", "0xA0-0xFF", "0x3000-0x303F", "0x4E00-0x4FFF", "0xFF00-0xFFEF"]),
@@ -74,3 +76,19 @@ def test_kerning_font_same_bytes_as_reference(tmp_path: Path) -> None:
     for size in (16, 40):
         expected = _reference(font, size, 4, False, ["0x20-0x7E"], tmp_path / "ref.bin")
         assert convert_font_file(font, FontOptions(size, 4), ranges=["0x20-0x7E"]).data == expected
+
+
+def test_overlap_flagged_glyphs_same_bytes_as_reference(tmp_path: Path) -> None:
+    """Glyphs with OVERLAP_SIMPLE take FreeType's 4x-oversampling path (left to the system library)."""
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(str(DEJAVU / "DejaVuSans.ttf"))
+    glyf = font["glyf"]
+    for name in font.getGlyphOrder():
+        if glyf[name].numberOfContours > 0:
+            glyf[name].flags[0] |= 0x40
+    path = tmp_path / "overlap.ttf"
+    font.save(str(path))
+    for size in (16, 30):
+        expected = _reference(path, size, 4, False, ["0x20-0x7E", "0xA0-0x24F"], tmp_path / "ref.bin")
+        assert convert_font_file(path, FontOptions(size, 4), ranges=["0x20-0x7E", "0xA0-0x24F"]).data == expected
