@@ -107,8 +107,8 @@ class DeviceSession:
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
-        if isinstance(exc, (ConnectionResetError, RuntimeError)) and self.ws.closed:
-            return
+        if isinstance(exc, ConnectionError) or (isinstance(exc, RuntimeError) and self.ws.closed):
+            return  # the device went away mid-send; the receive loop records the close
         self.conn.error(f"session task failed: {type(exc).__name__}: {exc}")
         asyncio.ensure_future(self.ws.close(code=1011, message=b"internal error"))
 
