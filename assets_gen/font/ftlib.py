@@ -276,7 +276,9 @@ class Face:
         width, rows, pitch = int(bm.width), int(bm.rows), abs(int(bm.pitch))
         raw = ctypes.string_at(bm.buffer, pitch * rows) if rows and width else b""
         mono_packed: bytes | None = None
-        if bm.pixel_mode == FT_PIXEL_MODE_MONO:
+        if not width or not rows:  # empty glyph (e.g. space): no pixels whatever the pixel mode
+            coverage = b""
+        elif bm.pixel_mode == FT_PIXEL_MODE_MONO:
             mono_packed = _pack_mono_rows(raw, width, rows, pitch)
             coverage = b""
         elif bm.pixel_mode == FT_PIXEL_MODE_GRAY:
@@ -284,7 +286,7 @@ class Face:
         else:
             raise UserError(f"glyph {glyph_index} of {self._source} renders in unsupported pixel mode {bm.pixel_mode} "
                             "(colour bitmap fonts are not supported)")
-        if bm.pixel_mode == FT_PIXEL_MODE_GRAY and width and rows:
+        if coverage and bm.pixel_mode == FT_PIXEL_MODE_GRAY:
             exact = _bisected_coverage(slot.outline, int(slot.bitmap_left), int(slot.bitmap_top), width, rows)
             if exact is not None:
                 coverage = exact
