@@ -172,3 +172,12 @@ def test_short_fuzz_run_server_survives(tmp_path: Path, run: Any) -> None:
         if f.is_file():
             for line in f.read_text().splitlines():
                 json.loads(line)
+
+
+def test_shipped_example_scenario_loads(repo_root: Path) -> None:
+    scen = load_scenario(repo_root / "hil" / "server" / "scenarios" / "example.yaml")
+    assert scen.default.protocol_version == 3 and scen.default.turns[0].sentences == ("It is sunny.", "Twenty degrees.")
+    assert scen.profile("aa:bb:cc:dd:ee:ff").ota == "activation"
+    assert scen.profile("aa:bb:cc:dd:ee:ff").protocol_version == 3  # merged over the default
+    assert scen.profile("aa:bb:cc:dd:ee:01").firmware_file == "xiaozhi.bin"
+    assert scen.firmware_dir == repo_root / "hil" / "server" / "scenarios" / "fw"
