@@ -119,7 +119,9 @@ def test_binding_struct_layout_matches_freetype_py() -> None:
     ftpy = pytest.importorskip("freetype.ft_structs")
     for ours, theirs, names in (
         (ftlib._FaceRec, ftpy.FT_FaceRec, ["units_per_EM", "underline_thickness", "glyph"]),
-        (ftlib._GlyphSlotRec, ftpy.FT_GlyphSlotRec, ["linearHoriAdvance", "bitmap", "bitmap_left", "bitmap_top"]),
+        (ftlib._GlyphSlotRec, ftpy.FT_GlyphSlotRec,
+         ["linearHoriAdvance", "bitmap", "bitmap_left", "bitmap_top", "outline"]),
+        (ftlib._Outline, ftpy.FT_Outline, ["n_points", "points", "tags", "contours", "flags"]),
         (ftlib._Bitmap, ftpy.FT_Bitmap, ["pitch", "buffer", "pixel_mode"]),
     ):
         for name in names:
