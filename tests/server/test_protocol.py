@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 
@@ -173,3 +174,43 @@ def test_speech_frames_are_real_opus() -> None:
     assert len(frames) >= 3
     decoder = opus.OpusDecoderStream(24000)
     assert sum(len(decoder.decode(f)) for f in frames) == len(frames) * 1440 * 2
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=10,
+)
+_message_like = st.fixed_dictionaries(
+    {}, optional={k: _json_values | st.sampled_from(["hello", "listen", "start", "websocket", "opus", 1, 3, 60, 16000])
+                  for k in ("type", "version", "features", "transport", "audio_params", "state", "mode", "session_id",
+                            "payload", "reason", "text")},
+)
+
+
+@settings(max_examples=300)
+@given(_message_like)
+def test_validators_only_raise_protocol_error(msg: dict) -> None:  # type: ignore[type-arg]
+    for check in (messages.validate_client_hello, messages.validate_device_message, messages.validate_server_message):
+        with contextlib.suppress(messages.ProtocolError):
+            check(msg)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=200) | st.binary(max_size=200))
+def test_parse_json_text_only_raises_protocol_error(data: str | bytes) -> None:
+    try:
+        msg = messages.parse_json_text(data)
+    except messages.ProtocolError:
+        return
+    assert isinstance(msg, dict) and isinstance(msg["type"], str)
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=300))
+def test_system_info_and_toc_parsers_never_raise_unexpectedly(body: bytes) -> None:
+    info, problems = ota.parse_system_info(body)
+    assert info is None or isinstance(info, dict)
+    assert isinstance(problems, list)
+    with contextlib.suppress(opus.OpusPacketError):
+        opus.packet_duration_ms(body)
