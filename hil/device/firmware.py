@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from typing import Any
 
@@ -219,8 +220,6 @@ class XiaozhiDevice:
             self.log("E", "Ota", f"Failed to check version, status code: {status}")
             return None
         try:
-            import json
-
             reply = json.loads(text)
             assert isinstance(reply, dict)
         except (ValueError, AssertionError):

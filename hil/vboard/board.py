@@ -100,10 +100,10 @@ class VirtualBoard:
             if sink in self._sinks:
                 self._sinks.remove(sink)
 
-    def uart_tx(self, data: bytes) -> None:
-        """Bytes the chip sends to the host."""
+    def uart_tx(self, data: bytes, record: bool = True) -> None:
+        """Bytes the chip sends to the host (``record``: keep them in :attr:`serial_log`)."""
         with self._lock:
-            if len(self.serial_log) < self.options.max_serial_log:
+            if record and len(self.serial_log) < self.options.max_serial_log:
                 self.serial_log += data
             sinks = list(self._sinks)
         for sink in sinks:
@@ -206,7 +206,9 @@ class VirtualBoard:
             self._halt("download")
             self._banner("0x1 (POWERON)", "0x0 (DOWNLOAD(USB/UART0))")
             self.print_line("waiting for download")
-            self._loader = SerialLoader(self.chip, self.flash, self.uart_tx, self._leave_loader)
+            # loader replies are binary SLIP traffic: sent, but not kept in the console log
+            self._loader = SerialLoader(self.chip, self.flash, lambda d: self.uart_tx(d, record=False),
+                                        self._leave_loader)
 
     def _leave_loader(self) -> None:
         self._schedule(lambda: self.boot(reason="0xc (RTC_SW_CPU_RST)"))

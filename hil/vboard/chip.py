@@ -9,7 +9,6 @@ with the installed esptool.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,5 +181,3 @@ def describe(chip: ChipModel) -> dict[str, Any]:
         "mac": ":".join(f"{b:02x}" for b in chip.mac),
     }
 
-
-ReadHook = Callable[[int], int | None]
