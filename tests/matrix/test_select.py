@@ -201,3 +201,43 @@ def test_bad_revision_is_one_line_error(repo_root: Path, firmware_repo: Path) ->
     code = main(["matrix", "select", "--boards", str(repo_root / "boards"), "--repo", str(firmware_repo),
                  "--base", "no-such-rev"])
     assert code == 1
+
+
+@pytest.mark.parametrize(("old", "new", "same"), [
+    ("int x = 1; // one\n", "int  x = 1;\n\n", True),
+    ("/* a\n b */ int y;\n", "int y;\n", True),
+    ("int a;\nint y;\n", "int a; int y;\n", False),  # line breaks stay significant
+    ("/* a */ int y;\n", "int y; /* b */\n", True),
+    ('const char* u = "https://a";\n', 'const char* u = "https://b";\n', False),  # not a comment
+    ('s = "a  b";\n', 's = "a b";\n', False),  # spacing inside a literal is data
+    ("#define A 1\nint x;\n", "#define A 1 int x;\n", False),  # a directive ends at the newline
+    ("c = '/';\n", "c = '/'; // x\n", True),
+])
+def test_comment_only_source_changes(old: str, new: str, same: bool) -> None:
+    from xzbuild.matrix.csource import same_code
+
+    assert same_code(old, new) is same
+
+
+class _Texts:
+    def __init__(self, old: dict[str, str], new: dict[str, str]) -> None:
+        self._old, self._new = old, new
+
+    def old(self, path: str) -> str | None:
+        return self._old.get(path)
+
+    def new(self, path: str) -> str | None:
+        return self._new.get(path)
+
+
+def test_comment_only_change_to_shared_source_selects_nothing() -> None:
+    path = "main/application.cc"
+    texts = _Texts({path: "void f() {}\n"}, {path: "// explain f\nvoid f() {}\n"})
+    assert select_variants(ENTRIES, [path], graph(), texts, 1.0).entries == []
+    texts = _Texts({path: "void f() {}\n"}, {path: "void f() { g(); }\n"})
+    assert len(select_variants(ENTRIES, [path], graph(), texts, 1.0).entries) == len(ENTRIES)
+    # a board's own file still selects its board, comments or not
+    board_file = "main/boards/alpha/a.cc"
+    texts = _Texts({board_file: "int a;\n"}, {board_file: "int a; // x\n"})
+    assert [e.full_name for e in select_variants(ENTRIES, [board_file], graph(), texts, 1.0).entries] == [
+        "alpha", "alpha-oled"]

@@ -1,6 +1,7 @@
 """Which variants a change affects: `select_variants(entries, changed_paths, graph, content)`.
 
-Rules, first match wins (`--why` prints the rule per variant):
+Rules, first match wins (`--why` prints the rule per variant). With base/head content, a shared C/C++
+source whose change is only comments or spacing selects nothing (board files always select their board).
 1. `boards/<...>.yaml` (xzbuild repo) → that board's variants.
 2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
 3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from xzbuild.errors import UserError
+from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.tables import TableChange, cmake_change, component_manifest_change, kconfig_change
@@ -120,6 +122,11 @@ def select_variants(
 def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None:
     graph = picker.graph
     pmap = graph.path_map
+    if content is not None and path.endswith(SOURCE_SUFFIXES) and not path.startswith("main/boards/"):
+        old, new = content.old(path), content.new(path)
+        if old is not None and new is not None and same_code(old, new):
+            picker.nothing(path, "only comments or spacing changed")
+            return
     if path.startswith("boards/") and path.endswith((".yaml", ".yml")):
         board = graph.board_for_yaml(path)
         if board is None:
