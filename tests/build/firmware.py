@@ -73,7 +73,6 @@ def all_board_files() -> list[str]:
 
 def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Path]:
     """(boards dir, firmware dir) under ``root``: a board subset plus a firmware skeleton from its facts."""
-    from xzbuild.model import load_boards
 
     src = REPO / "boards"
     dst = root / "boards"
@@ -81,8 +80,19 @@ def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Pat
     for name in ["_firmware.yaml", *(boards or SUBSET)]:
         (dst / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src / name, dst / name)
-    facts = load_boards(dst).firmware
+    return dst, write_skeleton(root / "firmware", dst)
+
+
+def write_skeleton(out: Path, boards: Path = REPO / "boards") -> Path:
+    """A firmware skeleton for the stand-in from a boards/ directory's facts (``make demo`` uses it)."""
+    from xzbuild.model import load_boards
+
+    facts = load_boards(boards).firmware
     layers = {layer: {(k if k.startswith("CONFIG_") else f"CONFIG_{k}"): v for k, v in values.items()}
               for layer, values in facts.sdkconfig_defaults.items()}
-    firmware = make_firmware(root / "firmware", layers, version=facts.project_ver or "2.4.2")
-    return dst, firmware
+    return make_firmware(out, layers, version=facts.project_ver or "2.4.2")
+
+
+if __name__ == "__main__":
+    # python -m tests.build.firmware OUT_DIR [BOARDS_DIR]
+    print(write_skeleton(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "boards"))
