@@ -6,19 +6,21 @@ import click
 
 
 @click.command("vboard")
-@click.option("--chip", default="esp32s3", show_default=True, help="esptool chip name (esp32s3, esp32c3, esp32c6, esp32p4...)")
+@click.option("--chip", "chips", multiple=True, default=["esp32s3"], show_default=True,
+              help="esptool chip name (esp32s3, esp32c3, esp32c6, esp32p4...); repeat for several boards")
 @click.option("--flash", "flash_size", default="16MB", show_default=True, help="flash size (4MB, 8MB, 16MB, 32MB)")
 @click.option("--psram", default=0, show_default=True, help="embedded PSRAM in MB reported through eFuse (0 = none)")
-@click.option("--port", default=0, show_default=True, help="TCP port on 127.0.0.1 (0 = pick a free one)")
+@click.option("--port", default=0, show_default=True,
+              help="TCP port on 127.0.0.1 (0 = pick a free one); board i gets port+i")
 @click.option("--mac", default=None, help="base MAC aa:bb:cc:dd:ee:ff (default: derived from --name)")
 @click.option("--name", default="vboard", show_default=True, help="board name (logs, default MAC)")
 @click.option("--ota-url", default="", help="OTA URL the app checks at boot (a lab build's CONFIG_OTA_URL)")
 @click.option("--flash-file", type=click.Path(dir_okay=False), default=None,
               help="keep the flash contents in this file across runs (saved on exit)")
 @click.option("--json", "as_json", is_flag=True, help="print the port as one JSON line")
-def vboard(chip: str, flash_size: str, psram: int, port: int, mac: str | None, name: str, ota_url: str,
+def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: str | None, name: str, ota_url: str,
            flash_file: str | None, as_json: bool) -> None:
-    """Run one virtual board until interrupted; prints its rfc2217:// URL.
+    """Run virtual boards until interrupted; prints each rfc2217:// URL (one line per board).
 
     \b
     esptool --port rfc2217://127.0.0.1:PORT write-flash 0x0 bootloader.bin ...
@@ -31,15 +33,25 @@ def vboard(chip: str, flash_size: str, psram: int, port: int, mac: str | None, n
     from hil.lab.virtual import VirtualSpec, spawn
     from xzbuild.errors import UserError
 
-    spec = VirtualSpec(name=name, chip=chip, flash=flash_size, psram_mb=psram, mac=mac, port=port,
-                       ota_url=ota_url, flash_file=Path(flash_file) if flash_file else None)
+    if len(chips) > 1 and (mac or flash_file):
+        raise UserError("--mac and --flash-file describe one board; drop them or pass a single --chip")
+    handles = []
     try:
-        handle = spawn(spec)
+        for index, chip in enumerate(chips):
+            board_name = name if len(chips) == 1 else f"{name}-{index + 1}"
+            spec = VirtualSpec(name=board_name, chip=chip, flash=flash_size, psram_mb=psram, mac=mac,
+                               port=port + index if port else 0, ota_url=ota_url,
+                               flash_file=Path(flash_file) if flash_file else None)
+            handles.append(spawn(spec))
     except (ValueError, OSError) as exc:
+        for handle in handles:
+            handle.close()
         raise UserError(f"cannot start virtual board: {exc}") from None
-    info = {"name": name, "chip": chip, "flash": flash_size, "url": handle.url, "mac": handle.mac}
-    click.echo(json.dumps(info, sort_keys=True) if as_json else
-               f"virtual {chip} ({flash_size}, MAC {handle.mac}) on {handle.url}  (Ctrl-C to stop)")
+    for handle in handles:
+        spec = handle.spec
+        info = {"name": spec.name, "chip": spec.chip, "flash": spec.flash, "url": handle.url, "mac": handle.mac}
+        click.echo(json.dumps(info, sort_keys=True) if as_json else
+                   f"virtual {spec.chip} ({spec.flash}, MAC {handle.mac}) on {handle.url}  (Ctrl-C to stop)")
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:
@@ -47,7 +59,8 @@ def vboard(chip: str, flash_size: str, psram: int, port: int, mac: str | None, n
     except KeyboardInterrupt:
         pass
     finally:
-        handle.close()
+        for handle in handles:
+            handle.close()
 
 
 COMMANDS = [vboard]
