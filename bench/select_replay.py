@@ -157,10 +157,8 @@ def main() -> int:
         total_ours += len(chosen)
         total_misses += len(misses)
         subject = git(args.upstream, "log", "-1", "--format=%s", rev).strip()
-        added = sorted({p.removeprefix("main/boards/").rsplit("/", 1)[0] for p, s in
-                        zip(raw_paths, raw_paths, strict=True) if p.endswith("/config.json")})
         rows.append({"commit": rev[:8], "subject": subject[:60], "upstream": len(up), "ours": len(chosen),
-                     "misses": misses, "everything": ours.everything, "config_json_dirs": added})
+                     "misses": misses, "everything": ours.everything, "selected": sorted(chosen)})
         for old, new in renames:
             if old.startswith("main/boards/") and new.startswith("main/boards/"):
                 old_dir, new_dir = old.rsplit("/", 1)[0], translate(new, dir_map).rsplit("/", 1)[0]
@@ -170,18 +168,18 @@ def main() -> int:
             print(f"{rev[:8]} up={len(up):3d} ours={len(chosen):3d} miss={len(misses)} "
                   f"{'ALL ' + (ours.everything or '')[:70] if ours.everything else ''} | {subject[:50]}")
 
-    # "Adding a board": commits that add a config.json for a board dir that exists today.
+    # "Adding a board": commits that add a config.json (not by a rename) for a board dir that exists today.
     additions = []
     for rev in revs:
         parents = git(args.upstream, "rev-list", "--parents", "-n", "1", rev).split()[1:]
-        out = git(args.upstream, "diff-tree", "-r", "--no-commit-id", "--name-status", "--no-renames",
-                  "--diff-filter=A", *(parents[:1] or []), rev, "--", "main/boards")
-        new_dirs = {line.split("\t")[1].removeprefix("main/boards/").rsplit("/", 1)[0]
-                    for line in out.splitlines() if line.endswith("/config.json")}
-        for d in sorted(new_dirs):
-            if d in by_board:
-                row = next(r for r in rows if r["commit"] == rev[:8])
-                additions.append((rev[:8], d, row))
+        out = git(args.upstream, "diff-tree", "-r", "--no-commit-id", "--name-status", "-M", "--diff-filter=A",
+                  *(parents[:1] or []), rev, "--", "main/boards")
+        new_dirs = sorted({line.split("\t")[1].removeprefix("main/boards/").rsplit("/", 1)[0]
+                           for line in out.splitlines() if line.endswith("/config.json")})
+        new_dirs = [d for d in new_dirs if d in by_board]
+        if new_dirs:
+            row = next(r for r in rows if r["commit"] == rev[:8])
+            additions.append((rev[:8], new_dirs, row))
     elapsed = time.perf_counter() - started
     ratio = total_ours / total_up if total_up else 0.0
     if args.json:
@@ -199,11 +197,17 @@ def main() -> int:
     pushes = len(rows) * len(entries)
     print(f"as pushes to main, upstream's CI builds {pushes} ({len(rows)} x {len(entries)}); ours is "
           f"{total_ours / pushes:.1%} of that")
-    for rev, board, row in additions:
-        mine = len(by_board[board])
-        verdict = "only its variants" if row["ours"] == mine else f"{row['ours']} variants"
-        print(f"  board added in {rev} ({board}): ours {row['ours']} ({verdict}; board has {mine}), "
-              f"upstream {row['upstream']}")
+    exact = 0
+    for rev, boards, row in additions:
+        theirs = sorted(e.full_name for b in boards for e in by_board[b])
+        if row["selected"] == theirs:
+            exact += 1
+        elif args.verbose or not args.json:
+            extra = sorted(set(row["selected"]) - set(theirs))
+            print(f"  {rev} adds {', '.join(boards)}: ours also selected {len(extra)} other variant(s) "
+                  f"({row['everything'] or ', '.join(extra[:4])})")
+    print(f"commits adding a board: {len(additions)}; ours selected exactly the new board's variants in {exact} "
+          f"(upstream: the full matrix in {sum(1 for _, _, r in additions if r['upstream'] == len(entries))})")
     ok = total_misses == 0 and ratio <= args.max_ratio
     print("PASS" if ok else f"FAIL (need 0 misses and ratio <= {args.max_ratio:.0%})")
     return 0 if ok else 1
