@@ -12,7 +12,7 @@ from hil.vboard.boot import AppInfo, Partition, parse_partition_table
 from hil.vboard.flash import Flash
 
 # esp_chip_model_t values and core counts of the chips the virtual board emulates
-CHIP_MODELS = {"esp32s2": (2, 1), "esp32s3": (9, 2), "esp32c3": (5, 1), "esp32c2": (12, 1), "esp32c6": (13, 1),
+CHIP_MODELS = {"esp32": (1, 2), "esp32s2": (2, 1), "esp32s3": (9, 2), "esp32c3": (5, 1), "esp32c2": (12, 1), "esp32c6": (13, 1),
                "esp32h2": (16, 1), "esp32p4": (18, 2), "esp32c5": (23, 1), "esp32c61": (20, 1)}
 
 

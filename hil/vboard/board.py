@@ -195,16 +195,17 @@ class VirtualBoard:
         if app is not None:
             app.stop()
 
-    def _banner(self, reason: str, boot_mode: str) -> None:
+    def _banner(self, reason: str | None, download: bool) -> None:
         self._boot_started = time.monotonic()
         self.boot_count += 1
-        self.print_line(f"ESP-ROM:{self.chip.rom_id}")
-        self.print_line(f"rst:{reason},boot:{boot_mode}")
+        power_on, spi_boot, download_boot = self.chip.boot_words
+        self.print_line(self.chip.rom_banner)
+        self.print_line(f"rst:{reason or power_on},boot:{download_boot if download else spi_boot}")
 
     def _enter_download(self) -> None:
         with self._lock:
             self._halt("download")
-            self._banner("0x1 (POWERON)", "0x0 (DOWNLOAD(USB/UART0))")
+            self._banner(None, download=True)
             self.print_line("waiting for download")
             # loader replies are binary SLIP traffic: sent, but not kept in the console log
             self._loader = SerialLoader(self.chip, self.flash, lambda d: self.uart_tx(d, record=False),
@@ -213,11 +214,11 @@ class VirtualBoard:
     def _leave_loader(self) -> None:
         self._schedule(lambda: self.boot(reason="0xc (RTC_SW_CPU_RST)"))
 
-    def boot(self, reason: str = "0x1 (POWERON)") -> None:
+    def boot(self, reason: str | None = None) -> None:
         """Normal SPI boot: ROM loads the 2nd-stage bootloader, which validates and starts the app."""
         with self._lock:
             self._halt("app")
-            self._banner(reason, "0x8 (SPI_FAST_FLASH_BOOT)")
+            self._banner(reason, download=False)
             generation = self._generation
             try:
                 bootloader = read_image(self.flash, self.chip.bootloader_offset, self.chip, verify=False)

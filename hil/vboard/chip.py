@@ -28,6 +28,12 @@ ROM_IDS = {
     "esp32p4": "esp32p4-eco2-20240710",
 }
 
+#: Reset-reason and boot-mode words the ROM prints: (power-on reason, SPI boot, download boot).
+BOOT_WORDS = {
+    "esp32": ("0x1 (POWERON_RESET)", "0x13 (SPI_FAST_FLASH_BOOT)", "0x3 (DOWNLOAD_BOOT(UART0/UART1/SDIO_REI_REO_V2))"),
+}
+DEFAULT_BOOT_WORDS = ("0x1 (POWERON)", "0x8 (SPI_FAST_FLASH_BOOT)", "0x0 (DOWNLOAD(USB/UART0))")
+
 FLASH_SIZE_IDS = {1: 0x14, 2: 0x15, 4: 0x16, 8: 0x17, 16: 0x18, 32: 0x19, 64: 0x1A, 128: 0x1B}
 
 
@@ -117,6 +123,20 @@ class ChipModel:
     def rom_id(self) -> str:
         return ROM_IDS.get(self.name, f"{self.name}-20220101")
 
+    @property
+    def rom_banner(self) -> str:
+        """First ROM line: ``ESP-ROM:<id>`` on S2 and later, the ``ets`` build date on the ESP32."""
+        return "ets Jun  8 2016 00:22:57" if self.name == "esp32" else f"ESP-ROM:{self.rom_id}"
+
+    @property
+    def boot_words(self) -> tuple[str, str, str]:
+        return BOOT_WORDS.get(self.name, DEFAULT_BOOT_WORDS)
+
+    @property
+    def has_security_info(self) -> bool:
+        """GET_SECURITY_INFO exists in the ROM of every chip since the S2 (not on the ESP32)."""
+        return self.name != "esp32"
+
     def spi_regs(self) -> dict[str, int]:
         base = self.rom_cls.SPI_REG_BASE
         return {
@@ -133,17 +153,20 @@ def make_chip(name: str, mac: bytes, revision: int | None = None, psram_mb: int 
         known = ", ".join(c for c in CHIP_DEFS if c != "esp8266")
         raise ValueError(f"unsupported chip {name!r}; known: {known}")
     rom_cls = CHIP_DEFS[name]
-    if not hasattr(rom_cls, "MAC_EFUSE_REG") or name == "esp32":
-        raise ValueError(f"chip {name} is not emulated yet (classic ESP32 eFuse MAC layout)")
     if len(mac) != 6:
         raise ValueError("MAC must be 6 bytes")
     if revision is None:
         # Chips whose IDF default minimum revision is above 0 (C3 defaults to v0.3).
         revision = {"esp32c3": 4, "esp32p4": 100, "esp32c5": 100}.get(name, 0)
     regs: dict[int, int] = {}
-    mac1, mac0 = struct.unpack(">II", b"\x00\x00" + mac)
-    regs[rom_cls.MAC_EFUSE_REG] = mac0
-    regs[rom_cls.MAC_EFUSE_REG + 4] = mac1
+    if name == "esp32":
+        # eFuse BLK0 words 1 and 2: MAC bytes 2..5, then bytes 0..1 under the (unchecked) CRC byte
+        base = rom_cls.EFUSE_RD_REG_BASE
+        regs[base + 4], regs[base + 8] = struct.unpack(">II", mac[2:] + b"\x00\x00" + mac[:2])
+    else:
+        mac1, mac0 = struct.unpack(">II", b"\x00\x00" + mac)
+        regs[rom_cls.MAC_EFUSE_REG] = mac0
+        regs[rom_cls.MAC_EFUSE_REG + 4] = mac1
     if hasattr(rom_cls, "UART_CLKDIV_REG"):
         # esptool derives the crystal from baud*div/1e6 at 115200: 347 -> 40 MHz.
         regs[rom_cls.UART_CLKDIV_REG] = 347

@@ -247,6 +247,8 @@ class SerialLoader:
         self.regs[self._spi["cmd"]] &= ~SPI_CMD_USR
 
     def _security_info(self, data: bytes, chk: int) -> tuple[int, bytes]:
+        if not self.chip.has_security_info:
+            raise LoaderError(self._fail_code(ROM_INVALID_COMMAND, STUB_NOT_IMPLEMENTED), "no security info")
         if self.chip.name == "esp32s2":
             return 0, struct.pack("<IBBBBBBBB", 0, 0, 0, 0, 0, 0, 0, 0, 0)
         return 0, struct.pack("<IBBBBBBBBII", 0, 0, 0, 0, 0, 0, 0, 0, 0, self.chip.image_chip_id, 0)

@@ -122,3 +122,21 @@ def test_after_reset_modes_boot_the_app(s3_board: tuple[VirtualBoard, RFC2217Ser
     after = bytes(board.serial_log)[start:]
     assert reason in after, after[-300:]
     assert b"entry 0x" in after.split(reason, 1)[1]
+
+
+def test_classic_esp32_detection_flash_and_boot(tmp_path: Path) -> None:
+    """The ESP32 has no GET_SECURITY_INFO: esptool falls back to the chip-detect magic register."""
+    from conftest import _serve
+    from imagefactory import make_build
+
+    build = make_build(tmp_path / "esp32", chip="esp32", board_name="vboard-esp32", assets_size=0)
+    for board, server in _serve("esp32", "a0b1c2d3e4f5"):
+        out = run_esptool("--port", server.url, "write-flash", *flash_files(build))
+        assert "Detecting chip type... ESP32" in out and "MAC:                a0:b1:c2:d3:e4:f5" in out
+        assert out.count("Hash of data verified.") == 4
+        assert board.flash.read(0x1000, 4)[0] == 0xE9  # bootloader at the ESP32's offset 0x1000
+        deadline = time.monotonic() + 3
+        while b"entry 0x" not in board.serial_log.split(b"waiting for download")[-1] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tail = bytes(board.serial_log).split(b"waiting for download")[-1]
+        assert b"ets Jun  8 2016 00:22:57\r\nrst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)" in tail
