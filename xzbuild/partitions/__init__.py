@@ -8,6 +8,7 @@ Façade over ``xzbuild.partitions.table``::
     table.to_binary()                                    # == gen_esp32part output, 0xC00 bytes
 """
 
+from xzbuild.partitions.checks import check_app_fits, check_fits_flash, verify_table
 from xzbuild.partitions.table import (
     APP,
     DATA,
@@ -17,15 +18,12 @@ from xzbuild.partitions.table import (
     TYPES,
     Partition,
     PartitionTable,
-    check_app_fits,
-    check_fits_flash,
     format_csv,
     parse_binary,
     parse_csv,
     parse_flash_size,
     parse_number,
     read_csv,
-    verify_table,
 )
 
 __all__ = [

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild.errors import UserError
-from xzbuild.partitions.table import PartitionTable, check_app_fits, check_fits_flash, read_csv
+from xzbuild.partitions.checks import check_app_fits, check_fits_flash
+from xzbuild.partitions.table import PartitionTable, read_csv
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, Variant
