@@ -44,6 +44,8 @@ def chosen(paths: list[str], threshold: float = 1.0) -> list[str]:
 @pytest.mark.parametrize(("paths", "expected"), [
     (["boards/alpha.yaml"], ["alpha", "alpha-oled"]),  # xzbuild repo: a board file → its variants
     (["boards/removed.yaml"], []),
+    (["boards/board.schema.json", "boards/README.md"], []),
+    (["boards/_firmware.yaml"], ["alpha", "alpha-oled", "beta", "beta-2", "gamma"]),
     (["main/boards/alpha/alpha_board.cc"], ["alpha", "alpha-oled"]),
     (["main/boards/alpha/README.md"], ["alpha", "alpha-oled"]),  # board-dir files always count
     (["main/boards/vendor/beta/config.h"], ["beta", "beta-2"]),  # sibling include
@@ -241,3 +243,15 @@ def test_comment_only_change_to_shared_source_selects_nothing() -> None:
     texts = _Texts({board_file: "int a;\n"}, {board_file: "int a; // x\n"})
     assert [e.full_name for e in select_variants(ENTRIES, [board_file], graph(), texts, 1.0).entries] == [
         "alpha", "alpha-oled"]
+
+
+def test_partition_table_changes_select_its_users(board_set) -> None:  # type: ignore[no-untyped-def]
+    from xzbuild.matrix import list_variants
+
+    entries = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
+    g = BoardGraph.from_model(board_set)
+    for path in ("partitions/v2/4m.csv", "boards/partitions/v2/4m.csv"):
+        picked = select_variants(entries, [path], g, None, 1.0).entries
+        assert picked and all(e.variant.partition_table == "partitions/v2/4m.csv" for e in picked)  # type: ignore[union-attr]
+        assert {e.target for e in picked} >= {"esp32"}
+    assert select_variants(entries, ["partitions/v1/8m.csv"], g, None, 1.0).entries == []  # unreferenced

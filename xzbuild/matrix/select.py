@@ -2,7 +2,8 @@
 
 Rules, first match wins (`--why` prints the rule per variant). With base/head content, a shared C/C++
 source whose change is only comments or spacing selects nothing (board files always select their board).
-1. `boards/<...>.yaml` (xzbuild repo) → that board's variants.
+1. `boards/<...>.yaml` (xzbuild repo) → that board's variants (`boards/_firmware.yaml` → everything;
+   `boards/partitions/*.csv` as `partitions/*.csv` below).
 2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
 3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
    text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
@@ -127,6 +128,14 @@ def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None
         if old is not None and new is not None and same_code(old, new):
             picker.nothing(path, "only comments or spacing changed")
             return
+    if path.startswith("boards/partitions/") and path.endswith(".csv"):
+        path = path.removeprefix("boards/")  # the xzbuild copy of the firmware's partitions/ tables
+    elif path.startswith("boards/_") and path.endswith((".yaml", ".yml")):
+        picker.all(path, "firmware-global facts changed")
+        return
+    elif path.startswith("boards/") and path.endswith(".json"):
+        picker.nothing(path, "schema/metadata, not read by builds")
+        return
     if path.startswith("boards/") and path.endswith((".yaml", ".yml")):
         board = graph.board_for_yaml(path)
         if board is None:
