@@ -168,6 +168,7 @@ class ReferenceServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await asyncio.to_thread(self.ctx.recorder.close)
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -94,7 +94,7 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")
     finally:
-        await conn.close()
+        conn.close()
 
 
 async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Response:
@@ -134,7 +134,7 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         conn.record("tx", "http", "activate", status=status, size=2, json_obj={})
         return web.Response(status=status, text="{}", content_type="application/json")
     finally:
-        await conn.close()
+        conn.close()
 
 
 def resolve_firmware(directory: Path | None, name: str) -> Path | None:
@@ -164,7 +164,7 @@ async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.Strea
         conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name)
         return web.Response(body=data, content_type="application/octet-stream")
     finally:
-        await conn.close()
+        conn.close()
 
 
 async def _read(path: Path) -> bytes:

@@ -372,4 +372,4 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
             sessions.discard(session)
         return ws
     finally:
-        await conn.close()
+        conn.close()

@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import queue
 import re
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -75,6 +77,10 @@ def public_record(stored: dict[str, Any]) -> dict[str, Any]:
     cause in downlink pacing — short even with hundreds of thousands of records in memory.
     """
     rec = {k: v for k, v in stored.items() if k != "_json" and not k.startswith("f_")}
+    for key in ("t", "dt", "wall"):
+        rec[key] = round(rec[key], 6)
+    if "lateness_ms" in rec:
+        rec["lateness_ms"] = round(rec["lateness_ms"], 3)
     text = stored.get("_json")
     if text is not None:
         rec["json"] = json.loads(text)
@@ -96,6 +102,56 @@ def matches(record: dict[str, Any], criteria: dict[str, Any]) -> bool:
     return True
 
 
+class TranscriptWriter:
+    """Does all transcript file I/O on one thread, so a slow disk never stalls the event loop.
+
+    Each file is written through ``atomic_open`` (temp name, fsync, rename on close): a transcript that
+    exists on disk is complete. ``stop()`` drains the queue and finishes every open file.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[str, str, Any]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="xzbuild-transcripts", daemon=True)
+        self._thread.start()
+
+    def open(self, name: str, path: Path) -> None:
+        """Start file ``name`` at ``path``."""
+        self._queue.put(("open", name, path))
+
+    def write(self, name: str, line: str) -> None:
+        """Append one line (with its newline) to file ``name``."""
+        self._queue.put(("write", name, line))
+
+    def close(self, name: str) -> None:
+        """Finish file ``name`` (fsync + rename into place)."""
+        self._queue.put(("close", name, None))
+
+    def stop(self) -> None:
+        """Finish everything queued and end the thread."""
+        self._queue.put(("stop", "", None))
+        self._thread.join()
+
+    def _run(self) -> None:
+        files: dict[str, tuple[contextlib.ExitStack, IO[str]]] = {}
+        while True:
+            op, name, arg = self._queue.get()
+            try:
+                if op == "write":
+                    files[name][1].write(arg)
+                elif op == "open":
+                    stack = contextlib.ExitStack()
+                    files[name] = (stack, stack.enter_context(atomic_open(arg, "w")))
+                elif op == "close":
+                    files.pop(name)[0].close()
+                else:
+                    for stack, _fh in files.values():
+                        stack.close()
+                    return
+            except (OSError, KeyError) as exc:  # a full disk must not take the server down
+                log.error("transcript %s: %s failed: %s", name, op, exc)
+                files.pop(name, None)
+
+
 class Recorder:
     """Owns the per-device logs and the transcript directory."""
 
@@ -104,6 +160,13 @@ class Recorder:
         self.devices: dict[str, DeviceLog] = {}
         self._conn_seq = 0
         self.t0 = time.monotonic()
+        self.writer = TranscriptWriter() if self.dir is not None else None
+
+    def close(self) -> None:
+        """Finish every transcript file (blocks until written)."""
+        if self.writer is not None:
+            self.writer.stop()
+            self.writer = None
 
     def device(self, device_id: str) -> DeviceLog:
         """The log for ``device_id`` (created on first use)."""
@@ -148,15 +211,12 @@ class Connection:
         self.dev = dev
         self.name = name
         self.t_open = time.monotonic()
-        self._stack = contextlib.ExitStack()
-        self._fh: IO[str] | None = None
+        self._writer = recorder.writer
         dev.connections += 1
-        if recorder.dir is not None:
-            path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
-            self._fh = self._stack.enter_context(atomic_open(path, "w"))
-            self.path: Path | None = path
-        else:
-            self.path = None
+        self.path: Path | None = None
+        if recorder.dir is not None and self._writer is not None:
+            self.path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
+            self._writer.open(name, self.path)
 
     def record(self, direction: str, kind: str, type_: str, *, json_text: str | None = None,
                json_obj: Any = None, **fields: Any) -> None:
@@ -185,9 +245,10 @@ class Connection:
         dev.counts[f"{direction}:{type_}"] += 1
         if kind == "error":
             dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
-        if self._fh is not None:
+        if self._writer is not None:
             head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"), default=str)
-            self._fh.write(head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None else head + "\n")
+            self._writer.write(self.name, head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None
+                               else head + "\n")
         self._wake(rec)
 
     def _wake(self, stored: dict[str, Any]) -> None:
@@ -206,19 +267,17 @@ class Connection:
         dev = self.dev
         seq = len(dev.records) + 1
         t, dt = now - self.recorder.t0, now - self.t_open
-        if isinstance(extra, bool):
-            extra_text = "true" if extra else "false"
-        else:
-            extra = round(extra, 3)
-            extra_text = repr(extra)
-        rec = {"seq": seq, "conn": self.name, "t": round(t, 6), "dt": round(dt, 6), "wall": round(wall, 6),
+        extra_text = ("true" if extra else "false") if isinstance(extra, bool) else f"{extra:.3f}"
+        # stored unrounded (round() per field was a measurable share of the hot path); public_record rounds
+        rec = {"seq": seq, "conn": self.name, "t": t, "dt": dt, "wall": wall,
                "dir": direction, "kind": "binary", "type": "audio", "size": size, "f_version": version,
                "f_payload_size": payload_size, "f_timestamp_ms": timestamp_ms, "f_duration_ms": duration_ms,
                extra_key: extra}
         dev.records.append(rec)
         dev.counts[direction + ":audio"] += 1
-        if self._fh is not None:
-            self._fh.write(
+        if self._writer is not None:
+            self._writer.write(
+                self.name,
                 f'{{"seq":{seq},"conn":"{self.name}","t":{t:.6f},"dt":{dt:.6f},"wall":{wall:.6f},"dir":"{direction}",'
                 f'"kind":"binary","type":"audio","size":{size},"frame":{{"version":{version},"payload_size":'
                 f'{payload_size},"timestamp_ms":{timestamp_ms},"duration_ms":{duration_ms}}},"{extra_key}":{extra_text}}}\n'
@@ -230,13 +289,8 @@ class Connection:
         log.warning("%s %s: %s", self.dev.device_id, self.name, reason)
         self.record("event", "error", "error", reason=reason, **fields)
 
-    def close_sync(self) -> None:
-        """Finish the transcript file (fsync + rename); safe to call twice."""
-        self._stack.close()
-        self._fh = None
-
-    async def close(self) -> None:
-        """Finish the transcript file without blocking the event loop on fsync."""
-        if self._fh is not None:
-            self._fh = None  # later records stay in memory only; the file is being finished
-            await asyncio.to_thread(self._stack.close)
+    def close(self) -> None:
+        """Finish the transcript file (on the writer thread); later records stay in memory only."""
+        if self._writer is not None:
+            self._writer.close(self.name)
+            self._writer = None
