@@ -112,3 +112,4 @@ def test_sigkill_never_leaves_incomplete_artifacts(tmp_path: Path, rounds: int) 
     # the rerun only builds what the killed rounds did not finish (never more than the 4 variants)
     assert len([b for b in builds_in_rerun if "build" in b["actions"]]) == statuses.count(BuildStatus.BUILT)
     assert not list((tmp_path / "dist").glob(".*.tmp"))  # leftovers of killed runs are cleaned up
+    assert not list((tmp_path / "cache" / "tmp").glob("*"))

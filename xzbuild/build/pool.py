@@ -19,7 +19,7 @@ from xzbuild.build.job import BuildJob, TreeDigest, cache_key
 from xzbuild.build.progress import BuildProgress
 from xzbuild.build.release import clean_stale, release_variant, withdraw_variant, write_release_manifest
 from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
-from xzbuild.build.runner import Runner, cached_object, run_job, store_object
+from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
 from xzbuild.errors import UserError
 from xzbuild.fsutil import atomic_write_text
 
@@ -55,6 +55,7 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     out.mkdir(parents=True, exist_ok=True)
     _warm_up()
     clean_stale(out)
+    clean_cache_tmp(runner.cache_root)
     for stale in ("manifest.json", "results.jsonl", "junit.xml", "run.json"):  # they describe the previous run
         (out / stale).unlink(missing_ok=True)
     tree = TreeDigest(runner.firmware, runner.cache_root)
@@ -96,8 +97,12 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         progress.start(job.full_name)
         key = keys[job.full_name]
         log = out / "logs" / f"{job.full_name}.log"
-        outcome = run_job(runner, job, log, on_state=lambda s: progress.state(job.full_name, s))
         rel_log = os.path.relpath(log, out)
+        try:
+            outcome = run_job(runner, job, log, on_state=lambda s: progress.state(job.full_name, s))
+        except UserError as exc:  # e.g. another xzbuild holds this variant's build directory
+            finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, log=rel_log))
+            return
         if not outcome.ok:
             finish(_record(job, BuildStatus.FAILED, reason=outcome.reason, error=outcome.error, key=key,
                            seconds=outcome.seconds, log=rel_log))

@@ -150,8 +150,7 @@ def build_dir_lock(path: Path) -> Iterator[None]:
         yield
 
 
-def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[str], None] | None = None,
-            stop: Callable[[], bool] | None = None) -> Outcome:
+def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[str], None] | None = None) -> Outcome:
     """Write the fragment, run the commands with output to ``log_path``, and report the first error."""
     build = runner.build_dir(job)
     started = time.monotonic()
@@ -163,11 +162,9 @@ def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[s
         with contextlib.suppress(FileNotFoundError):
             os.replace(build / "sdkconfig", build / "sdkconfig.old")
         env = {**os.environ, **runner.cache_env(), **runner.env}
-        for step, command in zip(("building", "merging"), runner.commands(job), strict=False):
-            if stop is not None and stop():
-                return Outcome(False, time.monotonic() - started, log_path, None, "interrupted")
-            if on_state:
-                on_state(step)
+        if on_state:
+            on_state("building")
+        for command in runner.commands(job):
             log.write(f"$ {shlex.join(command)}\n")
             log.flush()
             try:
@@ -243,6 +240,16 @@ def store_object(cache_root: Path, key: str, build: Path, record: dict[str, obje
     except OSError:  # another process stored the same key first; theirs is as good as ours
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def clean_cache_tmp(cache_root: Path) -> None:
+    """Remove temp objects whose writer process is gone (a killed run); live writers are left alone."""
+    tmp = cache_root / "tmp"
+    for entry in tmp.iterdir() if tmp.is_dir() else []:
+        parts = entry.name.split(".")
+        pid = parts[1] if len(parts) > 2 and parts[1].isdigit() else None
+        if pid is None or not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def object_dir(cache_root: Path, key: str) -> Path:
