@@ -32,7 +32,8 @@ def graph() -> BoardGraph:
         # beta-2 reuses beta's sources through #include "../beta/..."
         "vendor/beta-2": BoardNode("vendor/beta-2", "beta-2", "esp32c3", {"BOARD_TYPE_BETA_2"},
                                    "boards/vendor/beta-2.yaml", {"network/wifi"}, {"vendor/beta"}),
-        "gamma": BoardNode("gamma", "gamma", "esp32p4", {"BOARD_TYPE_GAMMA"}, "boards/gamma.yaml", {"display/lcd"}),
+        "gamma": BoardNode("gamma", "gamma", "esp32p4", {"BOARD_TYPE_GAMMA"}, "boards/gamma.yaml", {"display/lcd"},
+                           sources="i2s-spi-lcd"),
     }
     return BoardGraph(nodes, load_path_map())
 
@@ -45,6 +46,9 @@ def chosen(paths: list[str], threshold: float = 1.0) -> list[str]:
     (["boards/alpha.yaml"], ["alpha", "alpha-oled"]),  # xzbuild repo: a board file → its variants
     (["boards/removed.yaml"], []),
     (["boards/board.schema.json", "boards/README.md"], []),
+    (["templates/archetypes/i2s-spi-lcd.cc.j2"], ["gamma"]),
+    (["templates/archetypes/_parts.j2"], ["gamma"]),
+    (["templates/config_h.j2"], ["alpha", "alpha-oled", "beta", "beta-2", "gamma"]),
     (["boards/_firmware.yaml"], ["alpha", "alpha-oled", "beta", "beta-2", "gamma"]),
     (["main/boards/alpha/alpha_board.cc"], ["alpha", "alpha-oled"]),
     (["main/boards/alpha/README.md"], ["alpha", "alpha-oled"]),  # board-dir files always count

@@ -145,6 +145,7 @@ class BoardNode:
     parts: set[str] | None = None  # None: no firmware tree was scanned, part use unknown
     includes: set[str] = field(default_factory=set)  # firmware dirs (under main/boards) it includes from
     text: str = field(default="", repr=False)  # its firmware sources, for component header lookups
+    sources: str = "custom"  # "custom" or the archetype template its board .cc is generated from
 
 
 @dataclass
@@ -260,7 +261,7 @@ class BoardGraph:
                 yaml_path = None
             nodes[board.dir] = BoardNode(
                 dir=board.dir, type=board.type, target=board.target,
-                symbols={k.symbol for k in board.kconfig}, yaml_path=yaml_path)
+                symbols={k.symbol for k in board.kconfig}, yaml_path=yaml_path, sources=board.sources)
         if firmware is not None:
             scan_firmware(nodes, firmware, path_map)
         return cls(nodes, path_map, firmware)

@@ -3,7 +3,8 @@
 Rules, first match wins (`--why` prints the rule per variant). With base/head content, a shared C/C++
 source whose change is only comments or spacing selects nothing (board files always select their board).
 1. `boards/<...>.yaml` (xzbuild repo) → that board's variants (`boards/_firmware.yaml` → everything;
-   `boards/partitions/*.csv` as `partitions/*.csv` below).
+   `boards/partitions/*.csv` as `partitions/*.csv` below; `templates/archetypes/<a>.cc.j2` → boards
+   generated from archetype <a>).
 2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
 3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
    text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
@@ -136,6 +137,13 @@ def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None
     elif path.startswith("boards/") and path.endswith(".json"):
         picker.nothing(path, "schema/metadata, not read by builds")
         return
+    if path.startswith("templates/archetypes/"):
+        # Board .cc archetypes: only boards generated from that archetype (`_*` helpers: all generated ones).
+        name = path.rsplit("/", 1)[-1].split(".", 1)[0]
+        users = {n.dir for n in graph.nodes.values()
+                 if n.sources != "custom" and (name.startswith("_") or n.sources == name)}
+        picker.boards(path, users, f"board sources generated from archetype {name}")
+        return
     if path.startswith("boards/") and path.endswith((".yaml", ".yml")):
         board = graph.board_for_yaml(path)
         if board is None:
@@ -160,11 +168,11 @@ def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None
         return
     part = pmap.part_for(path)
     if part is not None:
-        users = graph.part_users(part)
-        if users is None:
+        part_users = graph.part_users(part)
+        if part_users is None:
             picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
         else:
-            picker.boards(path, users, f"uses part {part.name}")
+            picker.boards(path, part_users, f"uses part {part.name}")
         return
     locale = pmap.unused_locale(path)
     if locale is not None:
