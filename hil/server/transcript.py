@@ -134,22 +134,27 @@ class TranscriptWriter:
     def _run(self) -> None:
         files: dict[str, tuple[contextlib.ExitStack, IO[str]]] = {}
         while True:
-            op, name, arg = self._queue.get()
-            try:
-                if op == "write":
-                    files[name][1].write(arg)
-                elif op == "open":
-                    stack = contextlib.ExitStack()
-                    files[name] = (stack, stack.enter_context(atomic_open(arg, "w")))
-                elif op == "close":
-                    files.pop(name)[0].close()
-                else:
-                    for stack, _fh in files.values():
-                        stack.close()
-                    return
-            except (OSError, KeyError) as exc:  # a full disk must not take the server down
-                log.error("transcript %s: %s failed: %s", name, op, exc)
-                files.pop(name, None)
+            batch = [self._queue.get()]
+            # drain what is queued: one GIL hand-over per batch rather than per line
+            with contextlib.suppress(queue.Empty):
+                while len(batch) < 4096:
+                    batch.append(self._queue.get_nowait())
+            for op, name, arg in batch:
+                try:
+                    if op == "write":
+                        files[name][1].write(arg)
+                    elif op == "open":
+                        stack = contextlib.ExitStack()
+                        files[name] = (stack, stack.enter_context(atomic_open(arg, "w")))
+                    elif op == "close":
+                        files.pop(name)[0].close()
+                    else:
+                        for stack, _fh in files.values():
+                            stack.close()
+                        return
+                except (OSError, KeyError) as exc:  # a full disk must not take the server down
+                    log.error("transcript %s: %s failed: %s", name, op, exc)
+                    files.pop(name, None)
 
 
 class Recorder:
