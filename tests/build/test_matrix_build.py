@@ -48,6 +48,24 @@ def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
 
 
+def publishing_view(merged: bytes, zip_stem: str) -> tuple[str, bytes]:
+    """What upstream's publishing script recovers from a release (spec §9): the board from the zip name,
+    the app cut out of the first app partition (segments + checksum, rounded to 16, + 32 for the hash),
+    with the rest of the slot 0xFF."""
+    board = zip_stem.split("_")[1]
+    table = parse_binary(merged[0x8000:0x8C00])
+    slot = table.apps()[0]
+    data = merged[slot.offset : slot.offset + slot.size]
+    pos, size = 0x18, 0x18
+    for _ in range(data[1]):
+        length = int.from_bytes(data[pos + 4 : pos + 8], "little")
+        pos, size = pos + 8 + length, size + 8 + length
+    size = (size + 1 + 15) & ~15
+    size += 32 if data[0x17] == 1 else 0
+    assert set(data[size:]) <= {0xFF}
+    return board, data[:size]
+
+
 def check_variant_dir(out: Path, record: dict[str, object]) -> None:
     """Every image parses with valid checksum/SHA-256; sha256/size/offset facts match the files."""
     full_name = str(record["full_name"])
@@ -64,6 +82,8 @@ def check_variant_dir(out: Path, record: dict[str, object]) -> None:
         if entry["role"] == "bootloader":
             verify_image(data, chip, kind="bootloader")
     merged = (vdir / "merged-binary.bin").read_bytes()
+    board, app = publishing_view(merged, f"v2.4.2_{full_name}")
+    assert board == full_name and app == (vdir / "xiaozhi.bin").read_bytes()
     for offset, rel in args["flash_files"].items():
         part = (vdir / rel).read_bytes()
         assert merged[int(offset, 16) : int(offset, 16) + len(part)] == part, rel
