@@ -78,6 +78,8 @@ def edit(text: str, old: str, new: str) -> str:
     # help text, comments and whitespace never change a build
     (edit(KCONFIG, "Needs a clean reference signal.", "Needs a clean reference."), set(), set()),
     (edit(KCONFIG, "config SHARED_OPTION", "# a comment\n\nconfig   SHARED_OPTION"), set(), set()),
+    # a board-conditional default added to a shared option: only where the condition holds
+    (edit(KCONFIG, "    default 3\n", "    default 5 if BOARD_TYPE_B\n    default 3\n"), {"BOARD_TYPE_B"}, set()),
     # the per-target default line: the two boards swapped
     (edit(KCONFIG, "default BOARD_TYPE_A if", "default BOARD_TYPE_C if"), {"BOARD_TYPE_A", "BOARD_TYPE_C"}, set()),
 ])
@@ -90,6 +92,7 @@ def test_kconfig_board_limited_changes(new: str, symbols: set[str], targets: set
 
 @pytest.mark.parametrize("new", [
     edit(KCONFIG, "default 3", "default 4"),  # shared option
+    edit(KCONFIG, "    default 3\n", "    default 5 if !BOARD_TYPE_B\n    default 3\n"),
     edit(KCONFIG, 'bool "negated"', 'bool "negated!"'),  # `!BOARD_TYPE_A` means every other board
     edit(KCONFIG, "endmenu\n", "config NEW_GLOBAL\n    bool \"x\"\nendmenu\n"),
 ])

@@ -148,6 +148,7 @@ _KC_OPS = (re.compile(r"\|\|"), re.compile(r"&&"))
 _KC_ENTRY = re.compile(r"^(config|menuconfig)\s+(\S+)")
 _KC_OPEN = re.compile(r"^(choice|menu|if)\b\s*(.*)")
 _KC_CLOSE = re.compile(r"^(endchoice|endmenu|endif)\b")
+_KC_CONDITIONAL = re.compile(r"^(?:default|select|imply|range)\s.*?\sif\s+(.+)$")
 _KC_OTHER = re.compile(r"^(comment|source|mainmenu)\b")
 
 
@@ -206,7 +207,15 @@ def _kconfig_lines(text: str) -> list[_Line]:
                 return found
         return None
 
-    return [_Line(t, n, gate(b)) for (t, n), b in zip(kept, member, strict=True)]
+    def line_gate(text_: str, block: int) -> frozenset[str] | None:
+        found = gate(block)
+        # `default y if BOARD_TYPE_X` (or select/imply ... if ...) only acts where its condition holds.
+        m = _KC_CONDITIONAL.match(text_)
+        if found is None and m is not None:
+            found = _restriction(m.group(1), _KC_NEG, _KC_OPS)
+        return found
+
+    return [_Line(t, n, line_gate(t, b)) for (t, n), b in zip(kept, member, strict=True)]
 
 
 _CM_NEG = re.compile(r"\bNOT\b")
