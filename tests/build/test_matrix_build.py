@@ -200,6 +200,14 @@ def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.M
     assert sorted(r.full_name for r in merged) == sorted([*s1, *s2])
     assert {r.shard for r in merged} == {"1/2", "2/2"}
 
+    selection = project.root / "selection.json"  # `matrix select --json` output shape
+    selection.write_text(json.dumps({"variants": [{"full_name": "bread-compact-esp32-128x32"}]}))
+    assert project.build(monkeypatch, "--selection", str(selection), out=project.root / "s3") == 0
+    assert project.records(project.root / "s3") == {"bread-compact-esp32-128x32": BuildStatus.CACHED}
+    selection.write_text(json.dumps({"variants": []}))
+    assert project.build(monkeypatch, "--selection", str(selection), out=project.root / "s4") == 0
+    assert not (project.root / "s4").exists()
+
     project.log.unlink()
     assert project.build(monkeypatch, "bread-compact-wifi", "--idf", "docker:espressif/idf:v6.0.2", "--dry-run") == 0
     out = capsys.readouterr().out

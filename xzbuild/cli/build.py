@@ -15,6 +15,8 @@ from xzbuild.cli.matrix import matrix
 @click.option("--all", "all_", is_flag=True, help="Every variant listed for the IDF version.")
 @click.option("--select", "selectors", multiple=True, metavar="KEY=GLOB",
               help="Filter by target, board, name, full_name, manufacturer or preview (repeatable).")
+@click.option("--selection", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Also build the variants of a `matrix select --json` output (or a file of full names).")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel builds.")
 @click.option("--shard", default=None, metavar="I/N", help="Build only shard I of N (1-based).")
 @click.option("--keep-going", is_flag=True, help="Build the remaining variants after a failure.")
@@ -39,7 +41,7 @@ from xzbuild.cli.matrix import matrix
               help="Build options applied to every selected variant, as build.py --build-options-json.")
 @click.option("--dry-run", is_flag=True, help="Print the commands per variant (and cache state); build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result records as JSON lines on stdout.")
-def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...], jobs: int, shard: str | None,
+def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...], selection: Path | None, jobs: int, shard: str | None,
               keep_going: bool, force: bool, firmware: Path | None, idf_mode: str, idf_version: str | None,
               out: Path, boards_dir: Path, cache_dir: Path, build_root: Path | None, base_url: str,
               container_runtime: str, language: str | None, wake_word: str | None,
@@ -60,13 +62,21 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     from xzbuild.matrix import apply_shard, list_variants
     from xzbuild.model import load_boards
 
+    names = list(variants)
+    if selection is not None:
+        from xzbuild.matrix.commands import read_selection
+
+        names += sorted(read_selection(selection))
+        if not names and not all_ and not selectors:
+            click.echo(f"{selection}: no variants selected; nothing to build", err=True)
+            return
     fw = find_firmware(firmware)
     cache_root = cache_dir.resolve()
     runner = Runner(firmware=fw, build_root=(build_root or cache_root / "work").resolve(), cache_root=cache_root,
                     mode=idf_mode, container_runtime=container_runtime)
     idf = detect_idf_version(idf_mode, idf_version, cache_root)
     board_set = load_boards(boards_dir)
-    entries = choose_entries(list_variants(board_set, idf=idf), variants, all_, selectors)
+    entries = choose_entries(list_variants(board_set, idf=idf), names, all_, selectors)
     enabled = apply_shard([e for e in entries if e.enabled], shard)
     disabled = [] if shard else [e for e in entries if not e.enabled]
     try:
