@@ -57,8 +57,8 @@ def detect_idf_version(mode: str, explicit: str | None, cache_root: Path) -> str
             return found
     exe = shutil.which("idf.py")
     if exe is None:
-        raise UserError("idf.py not found on PATH; run ESP-IDF's export.sh, or build in a container with "
-                        "--idf docker:espressif/idf:v6.0.2")
+        raise UserError("idf.py not found: put ESP-IDF on PATH (source its export.sh) or build in a container "
+                        "with --idf docker:espressif/idf:v6.0.2")
     st = Path(exe).stat()
     stamp = [exe, st.st_size, st.st_mtime_ns]
     memo = cache_root / "idf-version.json"
