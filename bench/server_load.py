@@ -140,7 +140,7 @@ def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts:
         "downlink_frames": sum(p["frames"] for p in parts),
         "server": {"devices": server["devices"], "errors": len(server["errors"]), "error_examples": server["errors"][:5],
                    "mcp_complete": server["mcp_complete"], "gc_max_pauses_ms": server["gc_pauses_ms"],
-                   "worst_loop_lags_ms_cpu_ms_t": server["worst_loop_lags"], "uplink_s": round(server["uplink_s"], 1),
+                   "worst_loop_lags_ms_cpu_ms_t": server["worst_loop_lags"], "stall_stacks": server["stall_stacks"], "uplink_s": round(server["uplink_s"], 1),
                    "downlink_s": round(server["downlink_s"], 1), "alive": alive},
         "wall_s": round(wall, 1),
         "cpu_s": {"server": server["cpu_s"], "clients": round(sum(p["cpu_s"] for p in parts), 1)},
@@ -152,7 +152,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--ramp", type=float, default=250.0, help="new sessions per second while connecting")
-    ap.add_argument("--spread", type=float, default=3.0, help="listen starts spread over this many seconds")
+    ap.add_argument("--spread", type=float, default=10.0, help="listen starts spread over this many seconds")
     ap.add_argument("--client-procs", type=int, default=1)
     ap.add_argument("--reference", type=int, default=10, help="sessions in the reference run (0 = skip)")
     ap.add_argument("--no-transcripts", action="store_true")
