@@ -102,3 +102,27 @@ def test_cli_import_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "imported 5 board dirs, 5 builds" in text and "orphan-dir" in text
     assert main(["boards", "check", "--boards", str(out)]) == 0
     assert "5 board files (3 with config.json), 5 variants" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (("main/boards/tiny-oled/config.json", '{"type": "x",\n "target": }'), r"config\.json:2:12: invalid JSON"),
+    (("main/boards/tiny-oled/config.json", '{"type": "x", "target": "esp32s3"}'), r"config\.json:1:1: 'builds' is missing"),
+    (("main/boards/tiny-oled/config.h", "#if X\n#define A 1\n"), r"config\.h:1:1: #if without matching #endif"),
+    (("main/boards/tiny-oled/config.h", "#define A 1\n#endif\n"), r"config\.h:2:1: #endif without #if"),
+    (("main/Kconfig.projbuild", None), r"Kconfig\.projbuild: missing Kconfig\.projbuild"),
+])
+def test_bad_firmware_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        edit: tuple[str, str | None], expected: str) -> None:
+    import re
+    import shutil
+
+    fw = tmp_path / "fw"
+    shutil.copytree(MINI, fw)
+    rel, text = edit
+    if text is None:
+        (fw / rel).unlink()
+    else:
+        (fw / rel).write_text(text)
+    assert main(["boards", "import", "--firmware", str(fw), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(expected, err), err

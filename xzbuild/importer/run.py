@@ -111,6 +111,9 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     if not boards_root.is_dir():
         raise UserError("not a xiaozhi-esp32 checkout (no main/boards); pass --firmware <checkout>",
                         Location(str(firmware)))
+    for needed in (main / "Kconfig.projbuild", main / "CMakeLists.txt"):
+        if not needed.is_file():
+            raise UserError(f"missing {needed.name}; is this a xiaozhi-esp32 checkout?", Location(str(needed)))
     report = ImportReport(upstream_commit=_git(firmware, "rev-parse", "HEAD"))
     kf = parse_kconfig((main / "Kconfig.projbuild").read_text(encoding="utf-8"))
     cf = parse_cmake((main / "CMakeLists.txt").read_text(encoding="utf-8"))
@@ -163,6 +166,31 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     return report
 
 
+def read_config_json(path: Path) -> dict[str, Any]:
+    """A board's config.json, checked for the shape the importer relies on (UserError with file:line:col)."""
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read config.json: {exc}", Location(str(path))) from None
+    if not isinstance(cfg, dict):
+        raise UserError("expected a JSON object", Location(str(path), 1, 1))
+    for key, kind in (("type", str), ("target", str), ("builds", list)):
+        if not isinstance(cfg.get(key), kind):
+            raise UserError(f"'{key}' is missing or has the wrong type", Location(str(path), 1, 1))
+    if "manufacturer" in cfg and not isinstance(cfg["manufacturer"], str):
+        raise UserError("'manufacturer' must be a string", Location(str(path), 1, 1))
+    for i, build in enumerate(cfg["builds"]):
+        if not isinstance(build, dict) or not isinstance(build.get("name"), str):
+            raise UserError(f"builds[{i}] needs a string 'name'", Location(str(path), 1, 1))
+        append = build.get("sdkconfig_append", [])
+        if not isinstance(append, list) or not all(isinstance(x, str) and "=" in x for x in append):
+            raise UserError(f"builds[{i}].sdkconfig_append must be a list of CONFIG_X=value strings",
+                            Location(str(path), 1, 1))
+    return cfg
+
+
 def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
                 report: ImportReport, hooks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     mine = [e for d, e in entries.values() if d == board_dir]
@@ -170,7 +198,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
     data: dict[str, Any] = {}
     builds: list[dict[str, Any]] = []
     if cfg_path.is_file():
-        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        cfg = read_config_json(cfg_path)
         data["type"] = cfg["type"]
         if "manufacturer" in cfg:
             data["manufacturer"] = cfg["manufacturer"].strip()
@@ -233,7 +261,7 @@ def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], re
     selected_ungated: set[str] = set()
     for cfg_path in sorted((firmware / "main" / "boards").rglob("config.json")):
         board_dir = cfg_path.parent.relative_to(firmware / "main" / "boards").as_posix()
-        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        cfg = read_config_json(cfg_path)
         candidates = [(s, e.target) for s, (d, e) in entries.items() if d == board_dir]
         for build in cfg.get("builds", []):
             explicit = [line.split("=")[0].removeprefix("CONFIG_") for line in build.get("sdkconfig_append", [])
