@@ -206,6 +206,11 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         if "preview" in cfg:
             data["preview"] = cfg["preview"]
         builds = list(cfg.get("builds", []))
+        for build in builds:
+            extra = sorted(set(build) - {"name", "sdkconfig_append", "legacy_names", "build_options", "idf_version"})
+            if extra:
+                report.problems.append(f"{board_dir}/config.json: build {build['name']!r} keys {extra} are not "
+                                       "modelled and were not imported")
         if not builds:
             report.empty_builds.append(board_dir)
         unknown = sorted(set(cfg) - {"type", "manufacturer", "target", "preview", "builds"})
