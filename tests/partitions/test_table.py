@@ -201,3 +201,23 @@ def test_partition_types() -> None:
     assert (p.type_name, p.subtype_name, p.end) == ("app", "ota_0", 0x21000)
     assert Partition("y", DATA, 0x99, 0, 0).subtype_name == "153"
     assert len(PartitionTable((p,))) == 1
+
+
+_cells = st.one_of(
+    st.sampled_from(["", "app", "data", "nvs", "ota_0", "factory", "spiffs", "0x40", "0x9000", "0x10000", "4K",
+                     "1M", "-0x100000", "-1", "0x1_0000", "99999999999", "0xFFFFFFFF", "encrypted", "readonly:x",
+                     "$HOME", "${X}", "٣", " ", "\t", "#", "0b101", "1e3", "0o7"]),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_cells, min_size=0, max_size=7).map(", ".join), min_size=0, max_size=8))
+def test_property_malformed_csv_gives_user_errors_only(rows: list[str]) -> None:
+    try:
+        table = parse_csv("\n".join(rows), "fuzz.csv", env={"X": "0x20000"})
+    except UserError as exc:
+        assert str(exc).startswith("fuzz.csv") or all(str(e).startswith("fuzz.csv") for e in
+                                                      getattr(exc, "errors", [exc]))
+        return
+    assert len(table.to_binary()) == 0xC00

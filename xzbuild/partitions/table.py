@@ -217,7 +217,7 @@ def _field_int(text: str, what: str, loc: Location, keywords: Mapping[str, int] 
 
 def _parse_row(raw: str, line: int, source: str, table_offset: int, bootloader_offset: int | None) -> _Row:
     loc = Location(source, line)
-    fields = [f.strip() for f in (raw + ",,,,").split(",")]
+    fields = [f.strip() for f in raw.split(",")] + [""] * 6  # missing trailing fields are empty
     name, type_text, sub_text, off_text, size_text, flag_text = fields[:6]
     if not name:
         raise UserError("partition name is empty; put a name in the first column", loc)
