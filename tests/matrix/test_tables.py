@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from xzbuild.matrix.tables import cmake_change, component_manifest_change, kconfig_change
+from xzbuild.matrix.manifest import component_manifest_change
+from xzbuild.matrix.tables import cmake_change, kconfig_change
 
 KCONFIG = """\
 menu "Xiaozhi Assistant"

@@ -27,7 +27,8 @@ from xzbuild.errors import UserError
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
-from xzbuild.matrix.tables import TableChange, cmake_change, component_manifest_change, kconfig_change
+from xzbuild.matrix.manifest import component_manifest_change
+from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
 
 DEFAULT_THRESHOLD = 0.8
 _TABLES = {"main/Kconfig.projbuild", "main/CMakeLists.txt"}
