@@ -89,6 +89,8 @@ CASES = [
      r"demo-wifi\.yaml:39:3: config_h\.0: unknown config.h item 'includ'"),
     ("config-h-bad-branch", WIFI, "  - when: else", "  - when: elsif X",
      r"config_h\.2\.branches\.1\.when: expected a condition starting with elif/else"),
+    ("two-hardware-markers", WIFI, "- hardware\n", "- hardware\n- hardware\n",
+     r"demo-wifi\.yaml:\d+:\d+: config_h: the 'hardware' marker may appear only once"),
     ("duplicate-key", WIFI, "target: esp32s3\n", "target: esp32s3\ntarget: esp32\n",
      r"demo-wifi\.yaml:4:1: target: duplicate key; remove one of the two entries"),
     ("malformed-yaml", WIFI, "type: demo-wifi", "version: [",

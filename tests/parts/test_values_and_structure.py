@@ -122,3 +122,15 @@ def test_defined_macros_follows_branches_and_undef() -> None:
     assert defined_macros(parsed.items, {"CONFIG_X": "y"})["DISPLAY_HEIGHT"] == "20"
     assert defined_macros(parsed.items, {"CONFIG_X": "n"})["DISPLAY_HEIGHT"] == "30"
     assert "EARLY" not in defined_macros(parsed.items, {})
+
+
+def test_missing_marker_places_hardware_after_includes() -> None:
+    from xzbuild.model.types import Board
+    from xzbuild.parts import emit_config_h
+    from xzbuild.parts.items import Include
+
+    board = Board(dir="x", path=__import__("pathlib").Path("x.yaml"), type="x", target="esp32s3",
+                  hardware={"buttons": {"boot": 0}},
+                  config_h=[Include("<driver/gpio.h>"), Define("EXTRA", "1")])
+    assert render_items(emit_config_h(board)) == ["#include <driver/gpio.h>", "#define BOOT_BUTTON_GPIO GPIO_NUM_0",
+                                                  "#define EXTRA 1"]

@@ -84,6 +84,11 @@ def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
     for v in board.variants:
         out.extend(_variant_rules(bs, board, v))
     out.extend(_pin_rules(board))
+    from xzbuild.parts import count_hardware_markers
+
+    if count_hardware_markers(board.config_h) > 1:
+        out.append(_err(board, "config_h", "the 'hardware' marker may appear only once (it places the top-level "
+                                           "hardware block); remove the others"))
     return out
 
 

@@ -110,9 +110,31 @@ def _expand(items: list[Item], board: Board) -> list[Item]:
     return out
 
 
+def count_hardware_markers(items: list[Item]) -> int:
+    """How many top-level ``hardware`` markers the tree holds (a valid board has at most one)."""
+    count = 0
+    for item in items:
+        if isinstance(item, HardwareSlot) and item.values is None:
+            count += 1
+        elif isinstance(item, Conditional):
+            count += sum(count_hardware_markers(body) for _, body in item.branches)
+    return count
+
+
+def with_marker(items: list[Item]) -> list[Item]:
+    """``items`` with a top-level ``hardware`` marker: hand-written files may omit it, and then the structured
+    block goes right after the leading includes and comments."""
+    if count_hardware_markers(items):
+        return items
+    at = 0
+    while at < len(items) and isinstance(items[at], (Include, Raw)):
+        at += 1
+    return [*items[:at], HardwareSlot(None), *items[at:]]
+
+
 def emit_config_h(board: Board) -> list[Item]:
     """The board's config.h as an Item tree (structured fields expanded with the board's macro spelling)."""
-    body = _expand(board.config_h, board)
+    body = _expand(with_marker(board.config_h), board)
     if board.config_h_guard:
         guard = board.config_h_guard
         return [Conditional([(f"ifndef {guard}", [Define(guard), *body])])]
@@ -132,7 +154,7 @@ def macro_instances(board: Board) -> dict[str, bool]:
                 for _, body in item.branches:
                     walk(body)
 
-    walk(_expand(board.config_h, board))
+    walk(_expand(with_marker(board.config_h), board))
     return seen
 
 
