@@ -41,6 +41,12 @@ class BoardSet:
         """Every variant of every board, sorted by (board dir, name); P4/P4X pairs expanded; not IDF-filtered."""
         return sorted((v for b in self.boards for v in b.variants), key=lambda v: (v.board.dir, v.name))
 
+    def offered_build_options(self, variant: Variant) -> dict[str, list[object]]:
+        """Build options upstream offers for ``variant`` (key → allowed values, e.g. the display styles)."""
+        from xzbuild.model.validate import offered_build_options
+
+        return offered_build_options(self, variant)
+
     def variant(self, name: str) -> Variant:
         """The variant called ``name`` (or whose full_name is ``name``)."""
         for v in self.variants():
