@@ -85,3 +85,23 @@ def test_bad_history_line_has_location(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         CostModel.from_file(bad)
     assert str(info.value).startswith(f"{bad}:2:")
+
+
+def test_list_shards_are_the_build_shards(repo_root: Path, board_set, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`matrix list --shard i/N` shows exactly the enabled variants `matrix build --shard i/N` builds."""
+    from click.testing import CliRunner
+
+    from xzbuild.cli.main import cli
+    from xzbuild.matrix import list_variants
+
+    monkeypatch.setenv("XZBUILD_NO_CACHE", "1")
+    enabled = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
+    seen: list[str] = []
+    for i in (1, 2, 3):
+        result = CliRunner().invoke(cli, ["matrix", "list", "--json", "--shard", f"{i}/3",
+                                          "--boards", str(repo_root / "boards")])
+        assert result.exit_code == 0, result.output
+        listed = [r["full_name"] for r in json.loads(result.output)]
+        assert listed == [e.full_name for e in apply_shard(enabled, f"{i}/3")]
+        seen += listed
+    assert sorted(seen) == sorted(e.full_name for e in enabled)

@@ -12,12 +12,15 @@ from xzbuild.matrix.shard import CostModel, apply_shard
 
 def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | None,
                  shard: str | None, cost_history: Path | None) -> list[MatrixEntry]:
-    """All entries (enabled and excluded) for the listing, sharded if asked."""
+    """All entries (enabled and excluded) for the listing; with a shard, that shard of the enabled ones
+    (exactly what `matrix build --shard` builds)."""
     from xzbuild.model import load_boards
 
     board_set = load_boards(boards_dir)
     entries = list_variants(board_set, idf, board=board, target=target)
-    return apply_shard(entries, shard, CostModel.from_file(cost_history)) if shard else entries
+    if shard:
+        return apply_shard([e for e in entries if e.enabled], shard, CostModel.from_file(cost_history))
+    return entries
 
 
 def listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
