@@ -277,3 +277,26 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
     with pytest.raises(UserError, match="invalid app image: .*SHA-256 does not match"):
         release_variant(job, obj, project.root / "dist2", "new-key")
     assert not (project.root / "dist2" / "bread-compact-esp32-128x32").exists()
+
+
+def test_merged_image_is_checked_against_its_parts_and_made_when_missing(project: Project,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from xzbuild.build.job import BuildJob
+    from xzbuild.build.release import release_variant
+    from xzbuild.errors import UserError
+
+    assert project.build(monkeypatch, "bread-compact-wifi-128x64") == 0
+    obj = next(project.cache.glob("objects/*/*"))
+    good = (obj / "merged-binary.bin").read_bytes()
+    job = BuildJob(full_name="bread-compact-wifi-128x64", name="bread-compact-wifi-128x64",
+                   board="bread-compact-wifi", board_file="-", target="esp32s3", symbol="-", fragment="",
+                   partition_table="partitions/v2/16m.csv", flash_size="16MB", version="2.4.2", idf="6.0.2")
+    bad = bytearray(good)
+    bad[0x20010] ^= 0xFF  # inside the app
+    (obj / "merged-binary.bin").write_bytes(bytes(bad))
+    with pytest.raises(UserError, match=r"merged-binary.bin differs from its parts at 0x20010"):
+        release_variant(job, obj, project.root / "d2", "k1")
+    (obj / "merged-binary.bin").unlink()  # a build tool without merge-bin: esptool merges for the release
+    record = release_variant(job, obj, project.root / "d2", "k2")
+    assert (project.root / "d2" / job.full_name / "merged-binary.bin").read_bytes() == good
+    assert record["zip"]["path"] == "v2.4.2_bread-compact-wifi-128x64.zip"

@@ -13,10 +13,13 @@ Layout per variant (the build-dir layout, so ``dist/<full_name>`` works as a pyt
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
+import threading
 import time
 import zipfile
 from dataclasses import dataclass
@@ -97,8 +100,6 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
     app, boot, table_file = _role(files, "app"), _role(files, "bootloader"), _role(files, "partition-table")
     if app is None or boot is None or table_file is None:
         raise UserError(f"{job.full_name}: flasher_args.json lacks the app, bootloader or partition table")
-    if not (src / "merged-binary.bin").is_file():
-        raise UserError(f"{job.full_name}: merged-binary.bin is missing (idf.py merge-bin did not run)")
     table = parse_binary((src / table_file.path).read_bytes(), f"{job.full_name}/{table_file.path}")
     app_bytes = (src / app.path).read_bytes()
     info = verify_image(app_bytes, chip, f"{job.full_name}/{app.path}", kind="app")
@@ -110,6 +111,14 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
     except UserError as exc:  # keep the numbers, drop the binary's pseudo-location
         raise UserError(exc.message) from None
     assert info.app_desc is not None and boot_info.bootloader_desc is not None
+    merged = merge_image(src, chip, settings, files)
+    if (src / "merged-binary.bin").is_file():
+        built = (src / "merged-binary.bin").read_bytes()
+        if built != merged:
+            at = next((i for i, (a, b) in enumerate(zip(built, merged, strict=False)) if a != b),
+                      min(len(built), len(merged)))
+            raise UserError(f"{job.full_name}: merged-binary.bin differs from its parts at {at:#x} "
+                            f"({len(built)} vs {len(merged)} bytes); rebuild with --force")
     return {
         "chip": chip, "settings": settings, "files": files, "app": app, "app_size": info.length,
         "app_partition_size": min((p.size for p in slots), default=0),
@@ -118,7 +127,26 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
                                                             "max": _rev(info.max_rev_full)},
         "assets": next((f for f in files if f.role == "assets"), None),
         "otadata": _role(files, "otadata"),
+        "merged": merged,
     }
+
+
+_MERGE_LOCK = threading.Lock()
+
+
+def merge_image(src: Path, chip: str, settings: dict[str, str], files: list[FlashFile]) -> bytes:
+    """What ``idf.py merge-bin`` writes for these parts, computed with esptool's ``merge_bin`` in memory."""
+    from esptool.cmds import merge_bin
+
+    pairs: dict[str, int] = {}
+    for f in files:
+        pairs.setdefault(f.path, f.offset)
+    # esptool reports on stdout; the redirect is process-wide, so merges take turns.
+    with _MERGE_LOCK, contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        data = merge_bin([(offset, str(src / path)) for path, offset in sorted(pairs.items(), key=lambda kv: kv[1])],
+                         chip, None, flash_freq=settings.get("flash_freq", "keep"),
+                         flash_mode=settings.get("flash_mode", "keep"), flash_size=settings.get("flash_size", "keep"))
+    return bytes(data or b"")
 
 
 def _rev(full: int) -> str:
@@ -148,6 +176,8 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
     shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
+    if not (stage / "merged-binary.bin").is_file():  # the build tool did not merge: esptool does it here
+        (stage / "merged-binary.bin").write_bytes(facts["merged"])
     name = f"xiaozhi {job.full_name}"
     manifests: dict[str, str | None] = {"factory": None, "update": None}
     note = None
