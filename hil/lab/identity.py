@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,8 @@ def read_build(path: Path) -> BuildFacts:
 
 
 RESET_MODES = {"auto": "default-reset", "usb-jtag": "usb-reset", "none": "no-reset"}
+# esptool's console verbosity is process-wide: probes run one at a time so silencing it cannot race.
+_PROBE_LOCK = threading.Lock()
 
 
 def probe(port: str, connect_attempts: int = 3, reset: str = "auto") -> Detected:
@@ -86,14 +89,19 @@ def probe(port: str, connect_attempts: int = 3, reset: str = "auto") -> Detected
     ``reset`` is the inventory's reset method: ``auto`` (DTR/RTS), ``usb-jtag`` (USB-Serial/JTAG) or
     ``none`` (the board is put into download mode by other means).
     """
+    from hil.vboard import fastserial
+
+    fastserial.install()
+    with _PROBE_LOCK:
+        return _probe_locked(port, connect_attempts, reset)
+
+
+def _probe_locked(port: str, connect_attempts: int, reset: str) -> Detected:
     import esptool
     from esptool.cmds import detect_chip
     from esptool.logger import log
 
-    from hil.vboard import fastserial
-
-    fastserial.install()
-    # Silence esptool's console output (process-wide; redirect_stdout would race between runner threads).
+    # Silence esptool's console output (redirect_stdout would swap sys.stdout under other threads).
     log.set_verbosity("silent")
     try:
         esp = detect_chip(port, connect_mode=RESET_MODES.get(reset, "default-reset"),
