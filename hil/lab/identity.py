@@ -51,6 +51,7 @@ class BuildFacts:
     version: str
     board_name: str | None
     board_info: dict[str, Any]
+    image_chip: str | None = None  # chip named by the app image header's chip id
 
 
 def read_build(path: Path) -> BuildFacts:
@@ -73,9 +74,13 @@ def read_build(path: Path) -> BuildFacts:
     if sdk.is_file():
         with contextlib.suppress(ValueError, OSError):
             psram = bool(json.loads(sdk.read_text()).get("SPIRAM", False))
+    from esptool.targets import CHIP_DEFS
+
+    image_chip = next((name for name, rom in CHIP_DEFS.items()
+                       if name != "esp8266" and app["chip_id"] == rom.IMAGE_CHIP_ID), None)
     return BuildFacts(path=path, variant=path.name, chip=chip, flash_size=str(settings.get("flash_size", "")),
                       psram=psram, version=app["version"], board_name=app["board"].get("board_name"),
-                      board_info=app["board"])
+                      board_info=app["board"], image_chip=image_chip)
 
 
 RESET_MODES = {"auto": "default-reset", "usb-jtag": "usb-reset", "none": "no-reset"}
@@ -144,6 +149,9 @@ def check_inventory(board: LabBoard, found: Detected) -> list[str]:
 def check_identity(board: LabBoard, build: BuildFacts, found: Detected) -> list[str]:
     """Every reason not to flash ``build`` onto ``board`` as detected (empty list = go ahead)."""
     problems = check_inventory(board, found)
+    if build.image_chip is not None and build.image_chip != found.chip:
+        problems.append(f"the app image of {build.variant} is built for {build.image_chip} (image header chip id), "
+                        f"board {board.id} is {found.chip}")
     if found.chip != build.chip:
         problems.append(f"build {build.variant} is for {build.chip}, but board {board.id} is {found.chip}")
     if found.flash_size and build.flash_size and found.flash_size != build.flash_size:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -135,6 +136,13 @@ def test_identity_check_refuses_mismatches(s3_build: Path, c3_build: Path, tmp_p
     assert "wrong board on this port" in "; ".join(check_identity(board, read_build(s3_build), other_mac))
     board.variant = "bread-compact-wifi"
     assert "carries variant bread-compact-wifi" in "; ".join(check_identity(board, read_build(s3_build), s3))
+    # a mislabelled build: flasher_args.json says esp32s3, the app image header says ESP32-C3
+    mixed = tmp_path / "mixed"
+    shutil.copytree(s3_build, mixed)
+    shutil.copyfile(c3_build / "xiaozhi.bin", mixed / "xiaozhi.bin")
+    board.variant = "mixed"
+    problems = "; ".join(check_identity(board, read_build(mixed), s3))
+    assert "the app image of mixed is built for esp32c3 (image header chip id), board s3-bench-1 is esp32s3" in problems
 
 
 def test_provisioned_nvs_image_is_flashed_with_the_build(c3_board: tuple[object, object], c3_build: Path,
