@@ -18,7 +18,7 @@ Finally, a selection covering at least `threshold` of all variants becomes "ever
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -123,80 +123,127 @@ def select_variants(
 
 
 def _classify(path: str, picker: _Picker, content: ContentSource | None) -> None:
-    graph = picker.graph
-    pmap = graph.path_map
-    if content is not None and path.endswith(SOURCE_SUFFIXES) and not path.startswith("main/boards/"):
-        old, new = content.old(path), content.new(path)
-        if old is not None and new is not None and same_code(old, new):
-            picker.nothing(path, "only comments or spacing changed")
+    """Apply the first rule that claims `path`; unclaimed build inputs select everything."""
+    for rule in _RULES:
+        if rule(path, picker, content):
             return
-    if path.startswith("boards/partitions/") and path.endswith(".csv"):
-        path = path.removeprefix("boards/")  # the xzbuild copy of the firmware's partitions/ tables
-    elif path.startswith("boards/_") and path.endswith((".yaml", ".yml")):
+    picker.all(path, "shared firmware source" if path.startswith(("main/", "components/")) else "unknown path")
+
+
+# Each rule returns True when it decided what `path` selects. Order matters: first match wins.
+Rule = Callable[[str, _Picker, "ContentSource | None"], bool]
+
+
+def _comment_only(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    # A board's own files always select the board (the replay's "miss" definition), so only shared sources.
+    if content is None or not path.endswith(SOURCE_SUFFIXES) or path.startswith("main/boards/"):
+        return False
+    old, new = content.old(path), content.new(path)
+    if old is not None and new is not None and same_code(old, new):
+        picker.nothing(path, "only comments or spacing changed")
+        return True
+    return False
+
+
+def _board_data(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    """xzbuild repo: board files, the firmware facts file, schemas, archetype templates."""
+    graph = picker.graph
+    if path.startswith("boards/_") and path.endswith((".yaml", ".yml")):
         picker.all(path, "firmware-global facts changed")
-        return
     elif path.startswith("boards/") and path.endswith(".json"):
         picker.nothing(path, "schema/metadata, not read by builds")
-        return
-    if path.startswith("templates/archetypes/"):
-        # Board .cc archetypes: only boards generated from that archetype (`_*` helpers: all generated ones).
-        name = path.rsplit("/", 1)[-1].split(".", 1)[0]
-        users = {n.dir for n in graph.nodes.values()
-                 if n.sources != "custom" and (name.startswith("_") or n.sources == name)}
-        picker.boards(path, users, f"board sources generated from archetype {name}")
-        return
-    if path.startswith("boards/") and path.endswith((".yaml", ".yml")):
+    elif path.startswith("boards/") and path.endswith((".yaml", ".yml")):
         board = graph.board_for_yaml(path)
         if board is None:
             picker.nothing(path, "no board is defined by this file now")
         else:
             picker.boards(path, {board}, "board definition changed")
-        return
-    if path.startswith("main/boards/") and not path.startswith("main/boards/common/"):
-        rel = path.removeprefix("main/boards/")
-        board = graph.board_for_firmware_path(rel)
-        rel_dir = board or rel.rsplit("/", 1)[0]
-        dependents = graph.dependents_of_dir(rel_dir)
-        if board is not None:
-            picker.boards(path, {board}, "board source changed")
-        if dependents:
-            picker.boards(path, dependents, f"board sources include files from main/boards/{rel_dir}")
-        if board is None and not dependents:
-            picker.nothing(path, "no variant builds this directory")
-        return
-    if path in _TABLES or path == _MANIFEST:
-        _table(path, picker, content)
-        return
-    part = pmap.part_for(path)
-    if part is not None:
-        part_users = graph.part_users(part)
-        if part_users is None:
-            picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
-        else:
-            picker.boards(path, part_users, f"uses part {part.name}")
-        return
-    locale = pmap.unused_locale(path)
+    elif path.startswith("templates/archetypes/"):
+        # Board .cc archetypes: only boards generated from that archetype (`_*` helpers: all generated ones).
+        name = path.rsplit("/", 1)[-1].split(".", 1)[0]
+        users = {n.dir for n in graph.nodes.values()
+                 if n.sources != "custom" and (name.startswith("_") or n.sources == name)}
+        picker.boards(path, users, f"board sources generated from archetype {name}")
+    else:
+        return False
+    return True
+
+
+def _board_dir(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    if not path.startswith("main/boards/") or path.startswith("main/boards/common/"):
+        return False
+    graph = picker.graph
+    rel = path.removeprefix("main/boards/")
+    board = graph.board_for_firmware_path(rel)
+    rel_dir = board or rel.rsplit("/", 1)[0]
+    dependents = graph.dependents_of_dir(rel_dir)
+    if board is not None:
+        picker.boards(path, {board}, "board source changed")
+    if dependents:
+        picker.boards(path, dependents, f"board sources include files from main/boards/{rel_dir}")
+    if board is None and not dependents:
+        picker.nothing(path, "no variant builds this directory")
+    return True
+
+
+def _global_table(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    if path not in _TABLES and path != _MANIFEST:
+        return False
+    _table(path, picker, content)
+    return True
+
+
+def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    part = picker.graph.path_map.part_for(path)
+    if part is None:
+        return False
+    users = picker.graph.part_users(part)
+    if users is None:
+        picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
+    else:
+        picker.boards(path, users, f"uses part {part.name}")
+    return True
+
+
+def _locale(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    locale = picker.graph.path_map.unused_locale(path)
     if locale is not None:
         picker.nothing(path, f"release builds do not use locale {locale}")
-        return
-    name = path.rsplit("/", 1)[-1]
-    if "/" not in path and name.startswith("sdkconfig.defaults.") and name.count(".") == 2:
-        picker.targets(path, {name.removeprefix("sdkconfig.defaults.")}, "target defaults changed")
-        return
-    if path.startswith("partitions/") and path.endswith(".csv"):
-        if any(e.variant is None for e in picker.entries):
-            picker.all(path, "partition table users unknown without the model")
-            return
-        hit = [e for e in picker.entries if getattr(e.variant, "partition_table", None) == path]
+    return locale is not None
+
+
+def _target_defaults(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    if "/" in path or not path.startswith("sdkconfig.defaults.") or path.count(".") != 2:
+        return False
+    picker.targets(path, {path.removeprefix("sdkconfig.defaults.")}, "target defaults changed")
+    return True
+
+
+def _partition_table(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    table = path.removeprefix("boards/")  # boards/partitions/ is the xzbuild copy of partitions/
+    if not table.startswith("partitions/") or not table.endswith(".csv"):
+        return False
+    if any(e.variant is None for e in picker.entries):
+        picker.all(path, "partition table users unknown without the model")
+    else:
+        hit = [e for e in picker.entries if getattr(e.variant, "partition_table", None) == table]
         picker.where(path, hit, "uses this partition table")
-        return
+    return True
+
+
+def _shared_or_ignored(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    pmap = picker.graph.path_map
     if matches(path, pmap.global_paths) or matches(path, _XZBUILD_GLOBAL):
         picker.all(path, "shared by every build")
-        return
-    if matches(path, pmap.ignore) or (pmap.build_inputs and not matches(path, pmap.build_inputs)):
+    elif matches(path, pmap.ignore) or (pmap.build_inputs and not matches(path, pmap.build_inputs)):
         picker.nothing(path, "does not reach a firmware image")
-        return
-    picker.all(path, "shared firmware source" if path.startswith(("main/", "components/")) else "unknown path")
+    else:
+        return False
+    return True
+
+
+_RULES: list[Rule] = [_comment_only, _partition_table, _board_data, _board_dir, _global_table, _part, _locale,
+                      _target_defaults, _shared_or_ignored]
 
 
 def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
