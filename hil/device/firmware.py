@@ -69,6 +69,8 @@ class XiaozhiDevice:
         self._provisioned: asyncio.Event | None = None
         self._rx = bytearray()
         self._stopped = False
+        self.http: aiohttp.ClientSession  # set when the app's loop starts
+        self.ota_reply: dict[str, Any] = {}  # the last successful OTA check reply
 
     # --- AppRuntime ------------------------------------------------------------------------------
     def start(self) -> None:
