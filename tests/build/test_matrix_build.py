@@ -118,6 +118,10 @@ def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch)
             assert [(i.filename, i.compress_type) for i in zf.infolist()] == [("merged-binary.bin",
                                                                                zipfile.ZIP_DEFLATED)]
             assert zf.read("merged-binary.bin") == (project.out / record["full_name"] / "merged-binary.bin").read_bytes()
+    revisions = {v["full_name"]: v["chip_revision"] for v in manifest["variants"]}
+    assert revisions["espressif-esp32-p4-function-ev-board"] == {"min": "v1.0", "max": "v2.99"}
+    assert revisions["espressif-esp32-p4x-function-ev-board"] == {"min": "v3.0", "max": "v3.99"}
+    assert revisions["bread-compact-wifi"] == {"min": "v0.0", "max": "v0.99"}
     wifi = json.loads((project.out / "bread-compact-wifi" / "webtools-update.json").read_text())
     assert [p["offset"] for p in wifi["builds"][0]["parts"]] == [0xD000, 0x20000, 0x800000]  # otadata, app, assets
     assert not (project.out / "espressif-esp32-s31-function-coreboard-1").exists()

@@ -227,6 +227,18 @@ def flash_settings(values: dict[str, str]) -> tuple[str, str, str]:
     return mode, size, freq
 
 
+def chip_revisions(target: str, values: dict[str, str]) -> tuple[int, int]:
+    """(min, max) chip revision (major*100+minor) the app header carries: CONFIG_<CHIP>_REV_MIN_<N>=y sets the
+    minimum; ESP32-P4 builds are rev >= v3.0 (P4X) unless CONFIG_ESP32P4_SELECTS_REV_LESS_V3=y."""
+    prefix = f"CONFIG_{target.upper()}_REV_MIN_"
+    chosen = [int(k.removeprefix(prefix)) for k, v in values.items()
+              if k.startswith(prefix) and k.removeprefix(prefix).isdigit() and v == "y"]
+    if target == "esp32p4":
+        below_v3 = values.get("CONFIG_ESP32P4_SELECTS_REV_LESS_V3") == "y"
+        return (chosen[0] if chosen else (0 if below_v3 else 300)), (299 if below_v3 else 399)
+    return (chosen[0] if chosen else 0), 99
+
+
 def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     from xzbuild.errors import UserError
     from xzbuild.partitions import check_app_fits, check_fits_flash, parse_csv, parse_number
@@ -263,9 +275,11 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
         raise Failure(f"Partition table error: {exc}") from None
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
             "preview": bool(defines.get("_PREVIEW"))}
+    min_rev, max_rev = chip_revisions(target, values)
     app = make_app_image(target, version=version, board_name=board or project_name, project_name=project_name,
                          idf_ver=f"v{idf_version()}", info=info, size=int(knob("XZ_STANDIN_APP_SIZE", board) or 0),
-                         flash_mode=mode, flash_size=size, flash_freq=freq)
+                         flash_mode=mode, flash_size=size, flash_freq=freq, min_rev_full=min_rev,
+                         max_rev_full=max_rev)
     try:
         check_app_fits(table, len(app), f"{project_name}.bin")
     except UserError as exc:
