@@ -56,3 +56,15 @@ def test_cli_reports_app_too_big_for_slot(tmp_path: Path, capsys: pytest.Capture
     captured = capsys.readouterr()
     assert f"{boards}/partitions/v2/4m.csv:6: bread-compact-esp32's last built app is 0x2f1000" in captured.err
     assert "bread-compact-esp32-128x32" in captured.out and "Traceback" not in captured.err
+
+
+UPSTREAM = REPO.parent / "upstream"
+
+
+@pytest.mark.skipif(not (UPSTREAM / "partitions").is_dir(), reason="no upstream checkout next to the repository")
+@pytest.mark.parametrize("name", ["v2/16m", "v2/16m_c3", "v2/8m", "v2/4m", "v2/32m", "v1/16m"])
+def test_board_tables_equal_upstream_tables(name: str) -> None:
+    """Our table data resolves to the same binary as the firmware's own CSV (every layout a board uses)."""
+    ours = read_csv(REPO / "boards" / "partitions" / f"{name}.csv")
+    theirs = read_csv(UPSTREAM / "partitions" / f"{name}.csv")
+    assert ours.to_binary() == theirs.to_binary()
