@@ -69,6 +69,7 @@ class XiaozhiDevice:
         self._provisioned: asyncio.Event | None = None
         self._rx = bytearray()
         self._stopped = False
+        self.generation = board.generation
         self.http: aiohttp.ClientSession  # set when the app's loop starts
         self.ota_reply: dict[str, Any] = {}  # the last successful OTA check reply
 
@@ -78,13 +79,17 @@ class XiaozhiDevice:
         self._thread.start()
 
     def stop(self) -> None:
+        """Cancel the app (non-blocking: the board calls this under its lock; the thread winds down alone)."""
         self._stopped = True  # _amain checks this once its task exists, closing the start-up race
         loop = self._loop
         if loop is not None and self._main is not None:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._main.cancel)
+
+    def join(self, timeout: float = 5) -> None:
+        """Wait for the app thread to end (tests, shutdown)."""
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
+            self._thread.join(timeout)
 
     def console_input(self, data: bytes) -> None:
         self._rx += data
@@ -100,7 +105,7 @@ class XiaozhiDevice:
     # --- helpers ---------------------------------------------------------------------------------
     def log(self, level: str, tag: str, message: str) -> None:
         if not self._stopped:
-            self.board.log(level, tag, message)
+            self.board.log(level, tag, message, generation=self.generation)
 
     def set_state(self, new: str) -> bool:
         if new == self.state:

@@ -9,6 +9,7 @@ are single frames on a live channel, which is where a protocol bug would hurt.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 import time
@@ -137,6 +138,49 @@ def fuzz_http(rng: random.Random, mac: str) -> tuple[str, str, bytes, dict[str, 
     return "GET", f"/fw/{name}", b"", {}
 
 
+def ws_frame(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0, mask: bool = True,
+             length: int | None = None) -> bytes:
+    """A raw RFC 6455 frame; ``length`` overrides the encoded payload length (to lie about it)."""
+    n = len(payload) if length is None else length
+    head = bytes([(0x80 if fin else 0) | (rsv & 7) << 4 | (opcode & 0x0F)])
+    mbit = 0x80 if mask else 0
+    if n < 126:
+        head += bytes([mbit | n])
+    elif n < 65536:
+        head += bytes([mbit | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([mbit | 127]) + n.to_bytes(8, "big")
+    if not mask:
+        return head + payload
+    key = bytes(random.getrandbits(8) for _ in range(4))
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def fuzz_raw_frame(rng: random.Random) -> tuple[bytes, bool]:
+    """A WebSocket frame that breaks RFC 6455 (bad opcode, RSV bits, unmasked, truncated, huge length,
+    fragmented control frame, invalid UTF-8 text, close with a bad code), and whether the server must close
+    the connection because of it (a truncated frame may just be slow: the server waits, the client hangs up)."""
+    payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+    case = rng.randrange(9)
+    if case == 0:
+        return ws_frame(rng.choice([3, 4, 5, 6, 7, 11, 12, 13, 14, 15]), payload), True
+    if case == 1:
+        return ws_frame(rng.choice([1, 2]), payload, rsv=rng.randrange(1, 8)), True
+    if case == 2:
+        return ws_frame(rng.choice([1, 2]), payload, mask=False), True
+    if case == 3:
+        return ws_frame(2, payload, length=len(payload) + rng.randrange(1, 10))[: 6 + len(payload)], False
+    if case == 4:
+        return ws_frame(2, b"", length=rng.choice([2**31, 2**63 - 1])), True
+    if case == 5:
+        return ws_frame(9, payload, fin=False), True
+    if case == 6:
+        return ws_frame(1, b"\xff\xfe" + payload), True
+    if case == 7:
+        return ws_frame(8, rng.choice([b"\x00", b"\x03\xe7", b"\x0b\xb8bad"])), True
+    return ws_frame(0, payload), True  # continuation without a start
+
+
 @dataclass
 class FuzzReport:
     """What a fuzz run did and what it observed."""
@@ -191,8 +235,14 @@ async def _ws_worker(wid: int, http: aiohttp.ClientSession, ws_url: str, quota: 
         try:
             if ws is None or ws.closed:
                 version = rng.choice([1, 2, 3])
-                if rng.random() < 0.08:  # fuzz the handshake or hello of a fresh connection instead
+                roll = rng.random()
+                if roll < 0.08:  # fuzz the handshake or hello of a fresh connection instead
                     await _fuzz_open(http, ws_url, mac, version, rng, report)
+                    done += 1
+                    continue
+                if roll < 0.13:  # or break the WebSocket framing itself
+                    await _raw_ws_case(ws_url.replace("ws", "http", 1).split("/xiaozhi")[0], mac, version, rng,
+                                       report)
                     done += 1
                     continue
                 ws, session_id = await _open(http, ws_url, mac, version)
@@ -246,6 +296,58 @@ async def _http_worker(http: aiohttp.ClientSession, base: str, quota: int, rng: 
                 report.http_status[resp.status] = report.http_status.get(resp.status, 0) + 1
         except (aiohttp.ClientError, ConnectionError) as exc:  # e.g. the server cut an over-limit upload short
             report.client_errors.append(f"http {path[:40]}: {type(exc).__name__}: {exc}")
+
+
+async def _read_until_close(reader: asyncio.StreamReader, timeout: float = 15.0) -> bool:
+    """Read unmasked server frames until a close frame (True) or EOF (True); False on timeout."""
+    async def frame() -> int | None:
+        try:
+            head = await reader.readexactly(2)
+        except asyncio.IncompleteReadError:
+            return None
+        n = head[1] & 0x7F
+        if n == 126:
+            n = int.from_bytes(await reader.readexactly(2), "big")
+        elif n == 127:
+            n = int.from_bytes(await reader.readexactly(8), "big")
+        await reader.readexactly(n)
+        return head[0] & 0x0F
+
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                opcode = await frame()
+                if opcode is None or opcode == 8:
+                    return True
+    except (TimeoutError, asyncio.IncompleteReadError):
+        return False
+
+
+async def _raw_ws_case(base_url: str, mac: str, version: int, rng: random.Random, report: FuzzReport) -> None:
+    """Upgrade by hand, send a valid hello, then one frame that breaks RFC 6455; the server must close."""
+    host, port = base_url.split("://", 1)[1].rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        key = base64.b64encode(rng.randbytes(16)).decode()
+        writer.write((f"GET /xiaozhi/v1/ HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                      f"Protocol-Version: {version}\r\nDevice-Id: {mac}\r\nClient-Id: {uuid.uuid4()}\r\n\r\n").encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 15)
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise ConnectionError(f"upgrade refused: {head[:40]!r}")
+        writer.write(ws_frame(1, messages.device_hello(version, mcp=False).encode()))
+        frame, server_must_close = fuzz_raw_frame(rng)
+        writer.write(frame)
+        report.count("ws_raw")
+        await writer.drain()
+        if server_must_close:
+            # the server sends its hello, then a close frame; wait for the close (or EOF)
+            if await _read_until_close(reader):
+                report.server_closes += 1
+            else:
+                raise ConnectionError("server did not close after an RFC 6455 violation")
+    finally:
+        writer.close()
 
 
 async def _healthy(http: aiohttp.ClientSession, ota_url: str, index: int, rounds: int, report: FuzzReport) -> None:

@@ -29,7 +29,10 @@ _COLOURS = {"E": "\x1b[0;31m", "W": "\x1b[0;33m", "I": "\x1b[0;32m"}
 
 
 class AppRuntime(Protocol):
-    """The firmware behaviour started after a successful boot (see :mod:`hil.device`)."""
+    """The firmware behaviour started after a successful boot (see :mod:`hil.device`).
+
+    ``stop()`` must not block: it is called with the board lock held (a reset is immediate).
+    """
 
     def start(self) -> None: ...
 
@@ -125,12 +128,22 @@ class VirtualBoard:
     def print_line(self, text: str) -> None:
         self.uart_tx(text.encode("utf-8", "replace") + b"\r\n")
 
-    def log(self, level: str, tag: str, message: str) -> None:
-        """Print an ESP_LOG-style line: ``I (ms) TAG: message`` in ESP-IDF's ANSI colours."""
+    @property
+    def generation(self) -> int:
+        """Changes at every reset/power transition; an app run prints only while its generation is current."""
+        return self._generation
+
+    def log(self, level: str, tag: str, message: str, generation: int | None = None) -> None:
+        """Print an ESP_LOG-style line: ``I (ms) TAG: message`` in ESP-IDF's ANSI colours.
+
+        A line from an app run that has since been reset (``generation`` no longer current) is dropped.
+        """
         ms = int((time.monotonic() - self._boot_started) * 1000)
         colour = _COLOURS.get(level, "")
         reset = "\x1b[0m" if colour else ""
-        self.print_line(f"{colour}{level} ({ms}) {tag}: {message}{reset}")
+        with self._lock:
+            if generation is None or generation == self._generation:
+                self.print_line(f"{colour}{level} ({ms}) {tag}: {message}{reset}")
 
     # --- reset circuit ---------------------------------------------------------------------------
     def set_lines(self, dtr: bool | None = None, rts: bool | None = None) -> None:
