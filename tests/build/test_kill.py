@@ -40,8 +40,9 @@ def check_invariants(root: Path) -> int:
     """Everything that claims to be complete is; returns the number of complete dist variants."""
     dist, objects = root / "dist", root / "cache" / "objects"
     complete = 0
+    incomplete: set[str] = set()
     for child in sorted(dist.iterdir()) if dist.is_dir() else []:
-        if not child.is_dir() or child.name.startswith(".") or child.name == "logs":
+        if not child.is_dir() or child.name.startswith(".") or child.name in ("logs", "releases"):
             continue
         record = json.loads((child / "release.json").read_text())  # a visible variant dir is always complete
         for entry in record["files"]:
@@ -49,7 +50,11 @@ def check_invariants(root: Path) -> int:
             assert path.stat().st_size == entry["size"] and sha(path) == entry["sha256"], path
             if entry["role"] in ("app", "bootloader"):
                 verify_image(path.read_bytes(), record["target"], kind=entry["role"])
-        complete += 1
+        zpath = dist / record["zip"]["path"]
+        if zpath.is_file() and sha(zpath) == record["zip"]["sha256"]:
+            complete += 1
+        else:  # killed between writing the zip and swapping the directory: must not be listed as done
+            incomplete.add(record["full_name"])
     for name in ("results.jsonl", "manifest.json"):
         if not (dist / name).exists():
             continue
@@ -59,6 +64,7 @@ def check_invariants(root: Path) -> int:
             ok = [v["full_name"] for v in json.loads((dist / name).read_text())["variants"]]
         for full_name in ok:
             assert (dist / full_name / "release.json").is_file(), f"{name} lists {full_name} without artifacts"
+            assert full_name not in incomplete, f"{name} lists {full_name} whose zip does not match"
     for record_file in objects.glob("*/*/xzbuild-object.json") if objects.is_dir() else []:
         files = json.loads(record_file.read_text())["files"]
         assert all((record_file.parent / f).is_file() for f in files), record_file.parent
@@ -112,4 +118,5 @@ def test_sigkill_never_leaves_incomplete_artifacts(tmp_path: Path, rounds: int) 
     # the rerun only builds what the killed rounds did not finish (never more than the 4 variants)
     assert len([b for b in builds_in_rerun if "build" in b["actions"]]) == statuses.count(BuildStatus.BUILT)
     assert not list((tmp_path / "dist").glob(".*.tmp"))  # leftovers of killed runs are cleaned up
+    assert not list((tmp_path / "dist" / "releases").glob(".*.tmp"))
     assert not list((tmp_path / "cache" / "tmp").glob("*"))

@@ -114,7 +114,7 @@ def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch)
     assert manifest["count"] == 12
     for record in manifest["variants"]:
         check_variant_dir(project.out, record)
-        with zipfile.ZipFile(project.out / f"v2.4.2_{record['full_name']}.zip") as zf:  # upstream name + layout
+        with zipfile.ZipFile(project.out / "releases" / f"v2.4.2_{record['full_name']}.zip") as zf:  # upstream name + layout
             assert [(i.filename, i.compress_type) for i in zf.infolist()] == [("merged-binary.bin",
                                                                                zipfile.ZIP_DEFLATED)]
             assert zf.read("merged-binary.bin") == (project.out / record["full_name"] / "merged-binary.bin").read_bytes()
@@ -176,7 +176,7 @@ def test_stop_after_first_failure(project: Project, monkeypatch: pytest.MonkeyPa
 def test_app_larger_than_partition_fails_with_numbers(project: Project, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     assert project.build(monkeypatch, "bread-compact-esp32") == 0
-    assert (project.out / "v2.4.2_bread-compact-esp32.zip").is_file()
+    assert (project.out / "releases" / "v2.4.2_bread-compact-esp32.zip").is_file()
     capsys.readouterr()
     rc = project.build(monkeypatch, "bread-compact-esp32", "--force",
                        XZ_STANDIN_APP_SIZE="bread-compact-esp32=3200000")
@@ -185,7 +185,7 @@ def test_app_larger_than_partition_fails_with_numbers(project: Project, monkeypa
     assert "but partition 'factory' holds 0x2f0000 (3080192 B)" in err
     # the older successful build is withdrawn: dist/ never shows an artifact this run failed to make
     assert not (project.out / "bread-compact-esp32").exists()
-    assert not (project.out / "v2.4.2_bread-compact-esp32.zip").exists()
+    assert not (project.out / "releases" / "v2.4.2_bread-compact-esp32.zip").exists()
     assert json.loads((project.out / "manifest.json").read_text())["count"] == 1  # only the 128x32 variant
 
 
@@ -303,4 +303,4 @@ def test_merged_image_is_checked_against_its_parts_and_made_when_missing(project
     (obj / "merged-binary.bin").unlink()  # a build tool without merge-bin: esptool merges for the release
     record = release_variant(job, obj, project.root / "d2", "k2")
     assert (project.root / "d2" / job.full_name / "merged-binary.bin").read_bytes() == good
-    assert record["zip"]["path"] == "v2.4.2_bread-compact-wifi-128x64.zip"
+    assert record["zip"]["path"] == "releases/v2.4.2_bread-compact-wifi-128x64.zip"

@@ -2,7 +2,7 @@
 
 Layout per variant (the build-dir layout, so ``dist/<full_name>`` works as a pytest-embedded build dir)::
 
-    dist/v<version>_<full_name>.zip          one member, merged-binary.bin (upstream's name and layout)
+    dist/releases/v<version>_<full_name>.zip one member, merged-binary.bin (upstream's dir, name and layout)
     dist/<full_name>/merged-binary.bin, xiaozhi.bin, bootloader/bootloader.bin,
                      partition_table/partition-table.bin, ota_data_initial.bin, [generated_assets.bin],
                      flasher_args.json, config/sdkconfig.json,
@@ -33,6 +33,7 @@ from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import atomic_open, atomic_write_text
 
 RELEASE_RECORD = "release.json"
+RELEASES_DIR = "releases"  # where upstream's build.py --zip puts the archives
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamp: same inputs, same zip bytes
 
 
@@ -170,7 +171,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     """
     final = out / job.full_name
     current = read_release(final)
-    if current is not None and current.get("key") == key and (out / current["zip"]["path"]).is_file():
+    if current is not None and current.get("key") == key and zip_matches(out, current):
         return current
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
@@ -197,7 +198,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         f"{job.full_name}/{facts['app'].path}"
     (stage / "ota.json").write_text(json.dumps({"firmware": {"version": facts["app_version"], "url": app_url}},
                                                indent=2) + "\n")
-    zpath = out / zip_name(job.version, job.full_name)
+    zpath = out / RELEASES_DIR / zip_name(job.version, job.full_name)
     write_zip(zpath, stage / "merged-binary.bin")
     record: dict[str, Any] = {
         "full_name": job.full_name, "name": job.name, "board": job.board, "target": job.target,
@@ -205,7 +206,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         "app_version": facts["app_version"], "project_version": job.version, "idf_version": facts["idf_ver"],
         "chip_revision": facts["chip_revision"], "flash_settings": facts["settings"],
         "app_size": facts["app_size"], "app_partition_size": facts["app_partition_size"],
-        "zip": {"path": zpath.name, "size": zpath.stat().st_size, "sha256": sha256_file(zpath)},
+        "zip": {"path": f"{RELEASES_DIR}/{zpath.name}", "size": zpath.stat().st_size, "sha256": sha256_file(zpath)},
         "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
         + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
         "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
@@ -252,6 +253,13 @@ def withdraw_variant(out: Path, full_name: str) -> None:
         (out / record["zip"]["path"]).unlink(missing_ok=True)
 
 
+def zip_matches(out: Path, record: dict[str, Any]) -> bool:
+    """The archive a release record names exists with the recorded size and SHA-256."""
+    zpath = out / record["zip"]["path"]
+    return zpath.is_file() and zpath.stat().st_size == record["zip"]["size"] and \
+        sha256_file(zpath) == record["zip"]["sha256"]
+
+
 def read_release(variant_dir: Path) -> dict[str, Any] | None:
     """The variant's ``release.json`` if the directory is complete, else None."""
     try:
@@ -269,9 +277,8 @@ def write_release_manifest(out: Path, project_version: str, idf: str, tool: str)
         record = read_release(child)
         if record is None:
             continue
-        zpath = out / record["zip"]["path"]
-        if not zpath.is_file() or zpath.stat().st_size != record["zip"]["size"]:
-            continue  # a zip from another run: the pair is not complete
+        if not zip_matches(out, record):
+            continue  # the zip is missing or from another build (a run was killed between the two)
         variants.append(record)
     manifest = {"schema_version": 1, "project_version": project_version, "idf": idf, "tool": tool,
                 "count": len(variants), "variants": variants}
@@ -283,7 +290,8 @@ def clean_stale(out: Path) -> None:
     """Remove temp dirs/files an interrupted run left in ``out`` (never a complete artifact)."""
     if not out.is_dir():
         return
-    for child in out.iterdir():
+    releases = out / RELEASES_DIR
+    for child in [*out.iterdir(), *(releases.iterdir() if releases.is_dir() else [])]:
         if child.name.startswith(".") and child.name.endswith(".tmp"):
             if child.is_dir():
                 shutil.rmtree(child, ignore_errors=True)
