@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))  # the idf.py stand-in's helpers (standin/, build/)
 
 from imagefactory import make_build  # noqa: E402
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from esptool.targets import CHIP_DEFS
-from standin.images import make_app_image, make_bootloader_image
 
+from tests.standin.images import make_app_image, make_bootloader_image
 from xzbuild.partitions.table import parse_csv
 
 UPSTREAM_16M = """\
