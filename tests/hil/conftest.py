@@ -10,12 +10,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from hilutil import serve  # noqa: E402
 from imagefactory import make_build  # noqa: E402
 
 from hil.vboard import fastserial  # noqa: E402
 from hil.vboard.board import VirtualBoard  # noqa: E402
-from hil.vboard.chip import make_chip  # noqa: E402
-from hil.vboard.flash import Flash  # noqa: E402
 from hil.vboard.rfc2217 import RFC2217Server  # noqa: E402
 
 fastserial.install()
@@ -34,22 +33,11 @@ def c3_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       assets_size=64 * 1024)
 
 
-def _serve(chip: str, mac: str, psram: int = 0) -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
-    board = VirtualBoard(f"vb-{chip}", make_chip(chip, bytes.fromhex(mac), psram_mb=psram), Flash(16 * 1024 * 1024))
-    server = RFC2217Server(board).start()
-    board.power_on()
-    try:
-        yield board, server
-    finally:
-        server.close()
-        board.power_off()
-
-
 @pytest.fixture
 def s3_board() -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
-    yield from _serve("esp32s3", "24ec4a010203", psram=8)
+    yield from serve("esp32s3", "24ec4a010203", psram=8)
 
 
 @pytest.fixture
 def c3_board() -> Iterator[tuple[VirtualBoard, RFC2217Server]]:
-    yield from _serve("esp32c3", "34b7da040506")
+    yield from serve("esp32c3", "34b7da040506")

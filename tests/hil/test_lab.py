@@ -147,7 +147,7 @@ def test_identity_check_refuses_mismatches(s3_build: Path, c3_build: Path, tmp_p
 
 def test_provisioned_nvs_image_is_flashed_with_the_build(c3_board: tuple[object, object], c3_build: Path,
                                                          tmp_path: Path) -> None:
-    from test_vboard_flash import flash_files, run_esptool
+    from hilutil import flash_files, run_esptool
 
     from hil.lab.runner import with_nvs_image
 

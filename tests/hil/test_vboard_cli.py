@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_vboard_flash import flash_files
+from hilutil import flash_files
 
 
 @pytest.fixture

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import time
 from pathlib import Path
 
 import esptool
 import pytest
+from hilutil import flash_files, run_esptool, serve
 
 from hil.vboard.board import VirtualBoard
 from hil.vboard.rfc2217 import RFC2217Server
-
-
-def run_esptool(*args: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        esptool.main(list(args))
-    return out.getvalue()
-
-
-def flash_files(build: Path) -> list[str]:
-    args = json.loads((build / "flasher_args.json").read_text())
-    files: list[str] = []
-    for offset, rel in sorted(args["flash_files"].items(), key=lambda kv: int(kv[0], 16)):
-        files += [offset, str(build / rel)]
-    return [*files, *args["write_flash_args"]]
 
 
 def test_flash_id_reports_chip_mac_and_flash_size(s3_board: tuple[VirtualBoard, RFC2217Server]) -> None:
@@ -126,11 +109,10 @@ def test_after_reset_modes_boot_the_app(s3_board: tuple[VirtualBoard, RFC2217Ser
 
 def test_classic_esp32_detection_flash_and_boot(tmp_path: Path) -> None:
     """The ESP32 has no GET_SECURITY_INFO: esptool falls back to the chip-detect magic register."""
-    from conftest import _serve
     from imagefactory import make_build
 
     build = make_build(tmp_path / "esp32", chip="esp32", board_name="vboard-esp32", assets_size=0)
-    for board, server in _serve("esp32", "a0b1c2d3e4f5"):
+    for board, server in serve("esp32", "a0b1c2d3e4f5"):
         out = run_esptool("--port", server.url, "write-flash", *flash_files(build))
         assert "Detecting chip type... ESP32" in out and "MAC:                a0:b1:c2:d3:e4:f5" in out
         assert out.count("Hash of data verified.") == 4
