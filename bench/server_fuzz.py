@@ -85,7 +85,7 @@ def main() -> int:
     print(f"healthy sessions: {rep.healthy_ok} ok, {len(rep.healthy_failed)} failed {rep.healthy_failed[:3]}, "
           f"errors in their transcripts: {len(healthy_errors)} {healthy_errors[:3]}")
     print(f"transcripts: {integrity}")
-    print(f"client-side errors (connection reset by the server etc.): {len(rep.client_errors)}")
+    print(f"client-side errors (connection reset by the server etc.): {len(rep.client_errors)} {rep.client_errors[:3]}")
     if ref.healthy_seconds and rep.healthy_seconds:
         r, f = statistics.median(ref.healthy_seconds), statistics.median(rep.healthy_seconds)
         print(f"healthy listen→tts stop median: reference {r * 1000:.0f} ms, under fuzz {f * 1000:.0f} ms, ratio {f / r:.2f}")
