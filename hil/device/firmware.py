@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from hil.device import ota
 from hil.device.channel import AudioChannel
 from hil.device.mcp import McpServer
 from hil.device.sysinfo import DeviceSettings, board_name, board_uuid, mac_text, system_info
@@ -72,6 +73,7 @@ class XiaozhiDevice:
         self.generation = board.generation
         self.http: aiohttp.ClientSession  # set when the app's loop starts
         self.ota_reply: dict[str, Any] = {}  # the last successful OTA check reply
+        self.new_firmware_url = ""
 
     # --- AppRuntime ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -197,10 +199,13 @@ class XiaozhiDevice:
             self.log("W", "Application", f"Check new version failed, retry in {delay} seconds ({attempts}/10)")
             await asyncio.sleep(delay)
             delay *= 2
-        if self.app.partition.subtype == 0:
-            self.log("I", "Ota", "Running from factory partition, skipping")
-        else:
-            self.log("I", "Ota", f"Running partition: {self.app.partition.label}")
+        if self.new_firmware_url:
+            self.set_state("upgrading")
+            if await ota.upgrade(self, self.new_firmware_url):
+                self._reboot_soon(log=False)
+                await asyncio.Event().wait()  # the reboot ends this run
+            self.set_state("activating")  # a failed upgrade logs and carries on
+        ota.mark_valid(self)
         activation = reply.get("activation")
         if isinstance(activation, dict) and isinstance(activation.get("challenge"), str):
             await self._activate()
@@ -211,6 +216,7 @@ class XiaozhiDevice:
 
     async def _check_version(self) -> dict[str, Any] | None:
         url = self.settings.ota_url
+        self.new_firmware_url = ""
         self.log("I", "Ota", f"Current version: {self.app.version}")
         if len(url) < 10:
             self.log("E", "Ota", "Check version URL is not properly set")
@@ -246,6 +252,7 @@ class XiaozhiDevice:
         if isinstance(firmware, dict) and isinstance(firmware.get("version"), str) and isinstance(firmware.get("url"), str):
             if is_newer_version(firmware["version"], self.app.version) or firmware.get("force") == 1:
                 self.log("I", "Ota", f"New version available: {firmware['version']}")
+                self.new_firmware_url = firmware["url"]
             else:
                 self.log("I", "Ota", "Current is the latest version")
         else:
@@ -342,6 +349,7 @@ class XiaozhiDevice:
         self.set_state("listening")
         await self.channel.start_listening(mode)
 
-    def _reboot_soon(self) -> None:
-        self.log("I", "Application", "Rebooting...")
+    def _reboot_soon(self, log: bool = True) -> None:
+        if log:
+            self.log("I", "Application", "Rebooting...")
         threading.Timer(0.05, lambda: self.board.boot(reason="0xc (RTC_SW_CPU_RST)")).start()

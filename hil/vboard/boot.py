@@ -6,13 +6,13 @@ Facts: specs/esp-images-and-flashing.md §1-6 and §11. Error lines use ESP-IDF'
 
 from __future__ import annotations
 
-import binascii
 import hashlib
 import json
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from hil.vboard import otadata
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
 
@@ -151,23 +151,21 @@ def parse_partition_table(raw: bytes) -> list[Partition]:
 
 
 def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
-    """Boot order: the otadata selection first (highest valid seq), then factory, then ota_0."""
+    """Boot order: the otadata selection first (highest valid seq), then factory, then ota_0.
+
+    As the bootloader does with rollback enabled, a freshly selected slot (state NEW) is marked
+    PENDING_VERIFY; the app confirms it ("Marking firmware as valid").
+    """
     apps = [p for p in parts if p.type == 0]
     otas = sorted((p for p in apps if 0x10 <= p.subtype <= 0x1F), key=lambda p: p.subtype)
     order: list[Partition] = []
-    otadata = next((p for p in parts if p.type == 1 and p.subtype == 0), None)
-    if otadata is not None and otas:
-        best = -1
-        for copy in (0, 0x1000):
-            entry = flash.read(otadata.offset + copy, 32)
-            seq, = struct.unpack_from("<I", entry)
-            (crc,) = struct.unpack_from("<I", entry, 28)
-            state, = struct.unpack_from("<I", entry, 24)
-            valid = seq != 0xFFFFFFFF and crc == binascii.crc32(struct.pack("<I", seq), 0xFFFFFFFF) and state not in (3, 4)
-            if valid and seq > best:
-                best = seq
-        if best > 0:
-            order.append(otas[(best - 1) % len(otas)])
+    otadata_part = next((p for p in parts if p.type == 1 and p.subtype == 0), None)
+    if otadata_part is not None and otas:
+        entry = otadata.current(flash, otadata_part.offset)
+        if entry is not None:
+            order.append(otas[(entry.seq - 1) % len(otas)])
+            if entry.state == otadata.NEW:
+                otadata.set_state(flash, otadata_part.offset, entry, otadata.PENDING_VERIFY)
     order += [p for p in apps if p.subtype == 0] + otas
     seen: list[Partition] = []
     for p in order:

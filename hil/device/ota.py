@@ -1,0 +1,81 @@
+"""Firmware upgrade and "mark valid" of the virtual app (specs/device-protocol.md §2.3, §2.5; spec §6).
+
+The upgrade downloads the image (HTTP 200 and a Content-Length required), writes it into the next OTA slot
+of the board's flash, validates it as ``esp_ota_end`` does and selects the slot in otadata; the reboot then
+boots it through the normal boot emulation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import aiohttp
+
+from hil.vboard import otadata
+from hil.vboard.boot import TABLE_OFFSET, TABLE_SIZE, BootError, Partition, parse_partition_table, read_image
+from hil.vboard.flash import SECTOR
+
+if TYPE_CHECKING:
+    from hil.device.firmware import XiaozhiDevice
+
+
+def _layout(device: XiaozhiDevice) -> tuple[list[Partition], Partition | None]:
+    parts = parse_partition_table(device.board.flash.read(TABLE_OFFSET, TABLE_SIZE))
+    otas = sorted((p for p in parts if p.type == 0 and 0x10 <= p.subtype <= 0x1F), key=lambda p: p.subtype)
+    return otas, next((p for p in parts if p.type == 1 and p.subtype == 0), None)
+
+
+async def upgrade(device: XiaozhiDevice, url: str) -> bool:
+    """Download and install the image at ``url``; True when the slot was switched (the caller reboots)."""
+    flash, log = device.board.flash, device.log
+    otas, otadata_part = _layout(device)
+    if not otas or otadata_part is None:
+        log("E", "Ota", "Failed to get update partition")
+        return False
+    running = device.app.partition
+    slot = (otas.index(running) + 1) % len(otas) if running in otas else 0
+    target = otas[slot]
+    log("I", "Ota", f"Upgrading firmware from {url}")
+    log("I", "Ota", f"Writing to partition {target.label} at offset 0x{target.offset:x}")
+    try:
+        async with device.http.get(url, timeout=aiohttp.ClientTimeout(total=60)) as resp:
+            if resp.status != 200:
+                log("E", "Ota", f"Failed to get firmware, status code: {resp.status}")
+                return False
+            if not resp.content_length:
+                log("E", "Ota", "Failed to get content length")
+                return False
+            image = await resp.read()
+    except (aiohttp.ClientError, TimeoutError, OSError):
+        log("E", "Ota", "Failed to open HTTP connection")
+        return False
+    if len(image) > target.size:
+        log("E", "Ota", "Failed to write OTA data: ESP_ERR_INVALID_SIZE")
+        return False
+    flash.erase(target.offset, -(-len(image) // SECTOR) * SECTOR)
+    flash.write(target.offset, image)
+    log("I", "Ota", f"Progress: 100% ({len(image)}/{len(image)}), Speed: {len(image)}B/s")
+    try:
+        read_image(flash, target.offset, device.board.chip)
+    except BootError:
+        log("E", "Ota", "Image validation failed, image is corrupted")
+        return False
+    otadata.select_slot(flash, otadata_part.offset, slot, len(otas))
+    log("I", "Application", "Firmware upgrade successful, rebooting...")
+    return True
+
+
+def mark_valid(device: XiaozhiDevice) -> None:
+    """``Ota::MarkCurrentVersionValid``: confirm a slot the bootloader put in PENDING_VERIFY."""
+    running = device.app.partition
+    if running.subtype == 0:
+        device.log("I", "Ota", "Running from factory partition, skipping")
+        return
+    device.log("I", "Ota", f"Running partition: {running.label}")
+    otas, otadata_part = _layout(device)
+    if otadata_part is None:
+        return
+    entry = otadata.current(device.board.flash, otadata_part.offset)
+    if entry is not None and entry.state == otadata.PENDING_VERIFY and otas[(entry.seq - 1) % len(otas)] == running:
+        device.log("I", "Ota", "Marking firmware as valid")
+        otadata.set_state(device.board.flash, otadata_part.offset, entry, otadata.VALID)
