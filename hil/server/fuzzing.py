@@ -194,11 +194,13 @@ class FuzzReport:
     healthy_seconds: list[float] = field(default_factory=list)  # listen start → tts stop per healthy session
     client_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    worker_sent: dict[int, int] = field(default_factory=dict)
 
-    def count(self, channel: str) -> None:
-        """Count one sent input."""
+    def count(self, channel: str, worker: int = -1) -> None:
+        """Count one sent input (per worker too, so a worker stops exactly at its quota)."""
         self.sent += 1
         self.by_channel[channel] = self.by_channel.get(channel, 0) + 1
+        self.worker_sent[worker] = self.worker_sent.get(worker, 0) + 1
 
 
 async def _open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int) -> tuple[aiohttp.ClientWebSocketResponse, str]:
@@ -229,30 +231,27 @@ async def _ws_worker(wid: int, http: aiohttp.ClientSession, ws_url: str, quota: 
     mac = f"fe:00:00:00:{wid >> 8:02x}:{wid & 255:02x}"
     packet = tone_frames(0.06, 16000)[0]
     ws: aiohttp.ClientWebSocketResponse | None = None
-    session_id, version, done, attempts = "", 1, 0, 0
-    while done < quota and attempts < 3 * quota:
+    session_id, version, attempts = "", 1, 0
+    while report.worker_sent.get(wid, 0) < quota and attempts < 3 * quota:
         attempts += 1
         try:
             if ws is None or ws.closed:
                 version = rng.choice([1, 2, 3])
                 roll = rng.random()
                 if roll < 0.08:  # fuzz the handshake or hello of a fresh connection instead
-                    await _fuzz_open(http, ws_url, mac, version, rng, report)
-                    done += 1
+                    await _fuzz_open(http, ws_url, mac, version, rng, report, wid)
                     continue
                 if roll < 0.13:  # or break the WebSocket framing itself
                     await _raw_ws_case(ws_url.replace("ws", "http", 1).split("/xiaozhi")[0], mac, version, rng,
-                                       report)
-                    done += 1
+                                       report, wid)
                     continue
                 ws, session_id = await _open(http, ws_url, mac, version)
             if rng.random() < 0.5:
                 await ws.send_str(fuzz_text(rng, session_id, version))
-                report.count("ws_text")
+                report.count("ws_text", wid)
             else:
                 await ws.send_bytes(fuzz_binary(rng, version, packet))
-                report.count("ws_binary")
-            done += 1
+                report.count("ws_binary", wid)
             if not await _settle(ws):
                 report.server_closes += 1
                 await ws.close()
@@ -264,19 +263,19 @@ async def _ws_worker(wid: int, http: aiohttp.ClientSession, ws_url: str, quota: 
 
 
 async def _fuzz_open(http: aiohttp.ClientSession, ws_url: str, mac: str, version: int, rng: random.Random,
-                     report: FuzzReport) -> None:
+                     report: FuzzReport, wid: int) -> None:
     headers = {"Protocol-Version": str(version), "Device-Id": mac, "Client-Id": str(uuid.uuid4())}
     if rng.random() < 0.5:
         key = rng.choice(list(headers))
         headers[key] = rng.choice(["", "4", "AA:BB", "not-a-uuid", "0"])
-        report.count("handshake")
+        report.count("handshake", wid)
         try:
             async with http.ws_connect(ws_url, headers=headers) as ws:
                 await ws.close()
         except aiohttp.WSServerHandshakeError as exc:
             report.http_status[exc.status] = report.http_status.get(exc.status, 0) + 1
         return
-    report.count("ws_hello")
+    report.count("ws_hello", wid)
     async with http.ws_connect(ws_url, headers=headers) as ws:
         hello = json.loads(messages.device_hello(version))
         text = json.dumps(mutate_json(rng, hello)) if rng.random() < 0.7 else fuzz_text(rng, "", version)
@@ -323,7 +322,8 @@ async def _read_until_close(reader: asyncio.StreamReader, timeout: float = 15.0)
         return False
 
 
-async def _raw_ws_case(base_url: str, mac: str, version: int, rng: random.Random, report: FuzzReport) -> None:
+async def _raw_ws_case(base_url: str, mac: str, version: int, rng: random.Random, report: FuzzReport,
+                       wid: int) -> None:
     """Upgrade by hand, send a valid hello, then one frame that breaks RFC 6455; the server must close."""
     host, port = base_url.split("://", 1)[1].rsplit(":", 1)
     reader, writer = await asyncio.open_connection(host, int(port))
@@ -338,7 +338,7 @@ async def _raw_ws_case(base_url: str, mac: str, version: int, rng: random.Random
         writer.write(ws_frame(1, messages.device_hello(version, mcp=False).encode()))
         frame, server_must_close = fuzz_raw_frame(rng)
         writer.write(frame)
-        report.count("ws_raw")
+        report.count("ws_raw", wid)
         await writer.drain()
         if server_must_close:
             # the server sends its hello, then a close frame; wait for the close (or EOF)
