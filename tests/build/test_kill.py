@@ -85,9 +85,15 @@ def test_sigkill_never_leaves_incomplete_artifacts(tmp_path: Path, rounds: int) 
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
     rng = random.Random(20261130)
     files = sorted(boards.rglob("*.yaml"))
-    started = time.monotonic()
-    assert run(boards, firmware, tmp_path, env).wait(timeout=120) == 0  # baseline: how long a full run takes
-    full = time.monotonic() - started
+    durations = []
+    for warm in range(2):  # baseline: how long a full rebuild takes (the faster of two, caches warm)
+        for f in files:
+            if f.name != "_firmware.yaml":
+                f.write_text(f.read_text() + f"# warm-up {warm}\n")
+        started = time.monotonic()
+        assert run(boards, firmware, tmp_path, env).wait(timeout=120) == 0
+        durations.append(time.monotonic() - started)
+    full = min(durations)
     kills = 0
     seen: list[int] = []
     previous = release_keys(tmp_path)
@@ -96,7 +102,7 @@ def test_sigkill_never_leaves_incomplete_artifacts(tmp_path: Path, rounds: int) 
             if f.name != "_firmware.yaml":  # new content every round: every variant rebuilds
                 f.write_text(f.read_text() + f"# round {round_no}\n")
         proc = run(boards, firmware, tmp_path, env)
-        time.sleep(rng.uniform(0.05, 1.0) * full)
+        time.sleep(rng.uniform(0.05, 0.9) * full)
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
