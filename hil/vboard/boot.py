@@ -154,7 +154,8 @@ def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
     """Boot order: the otadata selection first (highest valid seq), then factory, then ota_0.
 
     As the bootloader does with rollback enabled, a freshly selected slot (state NEW) is marked
-    PENDING_VERIFY; the app confirms it ("Marking firmware as valid").
+    PENDING_VERIFY; the app confirms it ("Marking firmware as valid"); a slot still PENDING_VERIFY at the
+    next boot is ABORTED and the previous selection boots.
     """
     apps = [p for p in parts if p.type == 0]
     otas = sorted((p for p in apps if 0x10 <= p.subtype <= 0x1F), key=lambda p: p.subtype)
@@ -162,6 +163,10 @@ def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
     otadata_part = next((p for p in parts if p.type == 1 and p.subtype == 0), None)
     if otadata_part is not None and otas:
         entry = otadata.current(flash, otadata_part.offset)
+        if entry is not None and entry.state == otadata.PENDING_VERIFY:
+            # the app never confirmed this slot: roll back to the previous selection
+            otadata.set_state(flash, otadata_part.offset, entry, otadata.ABORTED)
+            entry = otadata.current(flash, otadata_part.offset)
         if entry is not None:
             order.append(otas[(entry.seq - 1) % len(otas)])
             if entry.state == otadata.NEW:

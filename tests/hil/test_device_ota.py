@@ -49,3 +49,17 @@ def test_firmware_upgrade_switches_slot_and_is_marked_valid(tmp_path: Path) -> N
             assert fetched, json.dumps(srv.transcript(handle.mac))[-2000:]
         finally:
             handle.close()
+
+
+def test_unconfirmed_slot_rolls_back() -> None:
+    from hil.vboard.boot import Partition, select_app
+    from hil.vboard.flash import Flash
+
+    flash = Flash(16 * 1024 * 1024)
+    parts = [Partition("otadata", 1, 0, 0xD000, 0x2000), Partition("ota_0", 0, 0x10, 0x20000, 0x3F0000),
+             Partition("ota_1", 0, 0x11, 0x410000, 0x3F0000)]
+    otadata.write_entry(flash, 0xD000, 0, 1, otadata.VALID)  # ota_0 confirmed
+    otadata.select_slot(flash, 0xD000, 1, 2)  # upgrade selected ota_1 (NEW)
+    assert select_app(parts, flash)[0].label == "ota_1"  # first boot: NEW -> PENDING_VERIFY
+    assert select_app(parts, flash)[0].label == "ota_0"  # never confirmed: ABORTED, back to ota_0
+    assert [e.state for e in otadata.read_entries(flash, 0xD000)] == [otadata.VALID, otadata.ABORTED]
