@@ -186,7 +186,8 @@ def test_component_hooks_follow_board_fields() -> None:
         {"condition": "CONFIG_BOARD_TYPE_B AND IDF_VERSION_MAJOR LESS 6", "components": ["touch"], "symbols": ["x"]},
         {"condition": "CONFIG_BOARD_TYPE_GONE", "components": ["sd"], "symbols": ["x"]},
     ]
-    entries = [("BOARD_TYPE_B", ["imu", "touch"]), ("BOARD_TYPE_C", ["imu", "touch", "camera"])]
+    entries = [("BOARD_TYPE_B", ["imu", "touch"], "b"), ("BOARD_TYPE_C", ["imu", "touch", "camera"], "c"),
+               ("BOARD_TYPE_KIT", ["pmic"], "kit")]
     hooks = build_hooks(facts, entries)
     assert hooks == [
         Hook('BOARD_TYPE STREQUAL "kit"', ("pmic",)),
@@ -195,3 +196,5 @@ def test_component_hooks_follow_board_fields() -> None:
         Hook("CONFIG_BOARD_TYPE_C", ("camera",)),
     ]
     assert read_hooks(render_hooks(hooks)) == hooks
+    # The type-keyed block goes once no board of that type needs its component.
+    assert build_hooks(facts[:1], [("BOARD_TYPE_KIT", ["pmic"], "renamed")])[0] == Hook("CONFIG_BOARD_TYPE_KIT", ("pmic",))

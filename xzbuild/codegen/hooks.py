@@ -28,26 +28,37 @@ class Hook:
     components: tuple[str, ...]
 
 
-def build_hooks(facts_hooks: Iterable[dict[str, Any]], entries: Iterable[tuple[str, list[str]]]) -> list[Hook]:
-    """Hooks from (symbol, components) of every board entry and the imported hook blocks (in their order)."""
+def build_hooks(facts_hooks: Iterable[dict[str, Any]], entries: Iterable[tuple[str, list[str], str]]) -> list[Hook]:
+    """Hooks from (symbol, components, board type) of every board entry and the imported hook blocks.
+
+    Imported blocks keep their order. A block keyed on board symbols lists the symbols whose entries need
+    all its components; a block keyed on OTA types (``BOARD_TYPE STREQUAL "x"``) stays while a board of that
+    type still lists its components. Components no block covers get an ``if(CONFIG_<symbol>)`` block.
+    """
     entries = sorted(entries)
     covered: set[tuple[str, str]] = set()
     hooks: list[Hook] = []
     for block in facts_hooks:
         components = tuple(block.get("components") or ())
         condition = str(block.get("condition", "")).strip()
+        users = [(s, t) for s, comps, t in entries if set(components) <= set(comps)]
         m = _SYMBOL_GROUP.match(condition)
         if not block.get("symbols") or m is None:
-            hooks.append(Hook(condition, components))  # keyed on the OTA type or another setting
+            types = set(block.get("types") or ())
+            by_type = [s for s, t in users if t in types]
+            if types and not by_type:
+                continue  # no board of that type needs these components any more
+            covered.update((s, c) for s in by_type for c in components)
+            hooks.append(Hook(condition, components))
             continue
         rest = m.group(2).strip()
-        symbols = [s for s, comps in entries if set(components) <= set(comps)]
+        symbols = [s for s, _ in users]
         covered.update((s, c) for s in symbols for c in components)
         if not symbols:
             continue
         group = " OR ".join(f"CONFIG_{s}" for s in symbols)
         hooks.append(Hook(f"({group}) {rest}" if rest and len(symbols) > 1 else f"{group} {rest}".strip(), components))
-    for symbol, comps in entries:
+    for symbol, comps, _ in entries:
         extra = tuple(c for c in comps if (symbol, c) not in covered)
         if extra:
             hooks.append(Hook(f"CONFIG_{symbol}", extra))

@@ -207,8 +207,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
     if firmware is not None and (kconfig is None or cmake is None):
         raise UserError(f"{firmware}: not a xiaozhi-esp32 checkout (no {KCONFIG_PATH} / {CMAKE_PATH})")
-    hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []),
-                        [(k.symbol, list(k.cmake_hooks)) for b in board_set.boards for k in b.kconfig if k.cmake_hooks])
+    users = [(k.symbol, list(k.cmake_hooks), b.type) for b in board_set.boards for k in b.kconfig if k.cmake_hooks]
+    hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
         plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH).encode("utf-8")
         cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH), hooks, CMAKE_PATH)
