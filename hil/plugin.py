@@ -47,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--xz-server-host", default="127.0.0.1", help="address the reference server binds")
     group.addoption("--xz-server-port", type=int, default=0,
                     help="reference server port (the lab build's CONFIG_OTA_URL points here; 0 = free port)")
+    group.addoption("--xz-server-token", default=None,
+                    help="WebSocket token (needed when boards reach the server over the network, not loopback)")
     group.addoption("--xz-out", help="directory for transcripts of this run")
 
 
@@ -72,8 +74,8 @@ class ServerHandle:
     listening socket, so the port stays bound after the server closes it).
     """
 
-    def __init__(self, host: str, port: int, transcripts: Path | None) -> None:
-        self.host, self.port, self.transcripts = host, port, transcripts
+    def __init__(self, host: str, port: int, transcripts: Path | None, token: str | None = None) -> None:
+        self.host, self.port, self.transcripts, self.token = host, port, transcripts, token
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="xz-reference-server", daemon=True)
         self._thread.start()
@@ -89,7 +91,7 @@ class ServerHandle:
 
         for attempt in range(50):  # a just-closed listener may linger for a moment
             server = ReferenceServer(host=self.host, port=self.port, scenario=SUITE_SCENARIO,
-                                     transcripts_dir=self.transcripts)
+                                     transcripts_dir=self.transcripts, token=self.token)
             try:
                 self._call(server.start())
                 break
@@ -153,7 +155,8 @@ def xz_server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
     out = request.config.getoption("--xz-out")
     handle = ServerHandle(request.config.getoption("--xz-server-host"),
                           request.config.getoption("--xz-server-port"),
-                          Path(out) / "transcripts" if out else None)
+                          Path(out) / "transcripts" if out else None,
+                          request.config.getoption("--xz-server-token"))
     yield handle
     handle.close()
 

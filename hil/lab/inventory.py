@@ -31,7 +31,8 @@ LAB_SCHEMA: dict[str, Any] = {
         "locks": {"type": "string", "description": "lease directory (relative to lab.yaml)"},
         "lease_seconds": {"type": "integer", "minimum": 10, "description": "lease length; renewed while running"},
         "server": {"type": "object", "additionalProperties": False, "properties": {
-            "host": {"type": "string"}, "port": {"type": "integer", "minimum": 0, "maximum": 65535}}},
+            "host": {"type": "string"}, "port": {"type": "integer", "minimum": 0, "maximum": 65535},
+            "token": {"type": "string", "description": "WebSocket token for boards that are not on loopback"}}},
         "boards": {"type": "array", "items": {"$ref": "#/$defs/board"}},
     },
     "$defs": {
@@ -99,6 +100,7 @@ class Lab:
     lease_seconds: int = 600
     server_host: str = "127.0.0.1"
     server_port: int = 0
+    server_token: str | None = None
 
     def board(self, board_id: str) -> LabBoard:
         for b in self.boards:
@@ -170,7 +172,8 @@ def load_lab(path: Path) -> Lab:
     server = doc.data.get("server") or {}
     locks = path.parent / doc.data.get("locks", ".hil-locks")
     return Lab(path=path, boards=boards, locks=locks, lease_seconds=int(doc.data.get("lease_seconds", 600)),
-               server_host=server.get("host", "127.0.0.1"), server_port=int(server.get("port", 0)))
+               server_host=server.get("host", "127.0.0.1"), server_port=int(server.get("port", 0)),
+               server_token=server.get("token"))
 
 
 def mb(size: str | None) -> int:

@@ -196,7 +196,8 @@ def _junit_numbers(path: Path) -> tuple[dict[str, int], dict[str, float]]:
     return counts, times
 
 
-def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: list[str]) -> BoardResult:
+def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: list[str],
+              token: str | None = None) -> BoardResult:
     """Identity check, then the suite in a pytest process for one board."""
     started = time.monotonic()
     board_out = (out / a.board.id).resolve()  # the pytest process runs from the repository root
@@ -224,7 +225,7 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
            "--xz-server-port", str(a.server_port), "--xz-out", str(board_out),
            "--junitxml", str(board_out / "junit.xml"), "-o", f"junit_suite_name=hil.{a.board.id}",
            "--root-logdir", str(board_out / "logs"), "-o", "addopts=", "-p", "no:cacheprovider",
-           "-m", markers, "-q", "--timeout", "300", *pytest_args]
+           "-m", markers, "-q", "--timeout", "300", *(["--xz-server-token", token] if token else []), *pytest_args]
     with open(board_out / "pytest.log", "wb") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]),
                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=900, check=False)
@@ -276,11 +277,12 @@ def merge_junit(results: list[BoardResult], target: Path) -> None:
 
 
 def run_all(assignments: list[Assignment], out: Path, jobs: int, host: str = "127.0.0.1",
-            markers: str = "not hardware", pytest_args: list[str] | None = None) -> list[BoardResult]:
+            markers: str = "not hardware", pytest_args: list[str] | None = None,
+            token: str | None = None) -> list[BoardResult]:
     """Run every assignment (``jobs`` at a time); virtual boards are shut down afterwards."""
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(run_board, a, out, host, markers, pytest_args or []) for a in assignments]
+            futures = [pool.submit(run_board, a, out, host, markers, pytest_args or [], token) for a in assignments]
             return [f.result() for f in futures]
     finally:
         for a in assignments:

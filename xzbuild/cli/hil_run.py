@@ -48,12 +48,14 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     found = find_builds(dist_dir, [Path(b) for b in builds], list(variants))
     out_dir = Path(out)
     results: list[BoardResult] = []
+    host, token = "127.0.0.1", None
     if virtual:
         assignments = virtual_assignments(found, virtual)
         markers = "not hardware" if not hardware else ""
         keeper = None
     else:
         inv = load_lab(Path(lab or "lab.yaml"))
+        host, token = inv.server_host, inv.server_token
         candidates = lab_assignments(inv, found, list(board_ids))
         if not candidates:
             raise UserError(f"no board in {lab} carries any of the variants built: "
@@ -82,9 +84,10 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
         markers = "not hardware" if (hardware is False or (hardware is None and only_virtual)) else ""
     if keeper is not None:
         with keeper:
-            results += run_all(assignments, out_dir, jobs, pytest_args=list(pytest_args), markers=markers)
+            results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers,
+                               token=token)
     else:
-        results += run_all(assignments, out_dir, jobs, pytest_args=list(pytest_args), markers=markers)
+        results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers)
     if junit:
         merge_junit(results, Path(junit))
     for r in results:
