@@ -92,8 +92,11 @@ def make_jobs(entries: Iterable[MatrixEntry], firmware: Path, board_set: BoardSe
         variant = entry.variant
         if variant is None:
             raise UserError(f"{entry.full_name}: matrix entry without a model variant")
-        fragment = variant_fragment(variant, facts, language=language, wake_word=wake_word,
-                                    build_options=build_options)
+        try:
+            fragment = variant_fragment(variant, facts, language=language, wake_word=wake_word,
+                                        build_options=build_options)
+        except UserError as exc:
+            raise UserError(f"{entry.full_name}: {exc.message}", exc.location) from None
         board_file = Path(os.path.relpath(Path(variant.board.path).resolve(), repo)).as_posix()
         jobs.append(BuildJob(
             full_name=entry.full_name, name=entry.name, board=entry.board, board_file=board_file,
