@@ -41,17 +41,14 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
     import asyncio
     import gc
     import logging
-    import os
-    import threading
     import time
 
     from hil.server import ServerThread
 
     logging.getLogger("hil.server").setLevel(logging.ERROR)  # refusals are counted in the stats instead
     raise_fd_limit()
-    pauses: list[float] = []
-    if os.environ.get("XZ_GC_OFF"):
-        gc.disable()
+    pauses: list[float] = []  # GC pause durations, reported with the stats
+
     def _gc_cb(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             pauses.append(-time.perf_counter())
@@ -61,9 +58,6 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
     srv = ServerThread(**kwargs).start()
     lags: list[tuple[float, float, float]] = []  # (lag ms, loop-thread CPU ms during it, time)
     monitor = asyncio.run_coroutine_threadsafe(_lag_monitor(lags), srv._loop)  # type: ignore[arg-type]
-    stalls: dict[str, int] = {}
-    if os.environ.get("XZ_STALL_SAMPLER"):
-        threading.Thread(target=_stall_sampler, args=(srv, stalls), daemon=True).start()
     # Objects alive after start-up (modules, classes) never become garbage: keep full collections from
     # re-scanning them, which shortens the collector's pauses in the middle of paced audio.
     gc.freeze()
@@ -74,7 +68,6 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
             fut = asyncio.run_coroutine_threadsafe(_agg(srv), srv._loop)  # type: ignore[arg-type]
             stats = fut.result(120)
             stats["worst_loop_lags"] = sorted(lags)[-3:]
-            stats["stall_stacks"] = sorted(stalls.items(), key=lambda kv: -kv[1])[:8]
             stats["gc_pauses_ms"] = [round(p * 1000, 1) for p in sorted(p for p in pauses if p > 0)[-3:]]
             usage = resource.getrusage(resource.RUSAGE_SELF)
             stats["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
@@ -88,25 +81,6 @@ def _serve(conn: Connection, kwargs: dict[str, Any]) -> None:
             return
 
 
-_HEARTBEAT = [0.0]
-
-
-def _stall_sampler(srv: Any, stalls: dict[str, int]) -> None:
-    """Diagnostics (XZ_STALL_SAMPLER=1): when the loop misses its 5 ms heartbeat by 20 ms, sample its stack."""
-    import sys
-    import time
-    import traceback
-
-    tid = srv._thread.ident
-    while True:
-        time.sleep(0.004)
-        if _HEARTBEAT[0] and time.monotonic() - _HEARTBEAT[0] > 0.025:
-            frame = sys._current_frames().get(tid)
-            if frame is not None:
-                key = " < ".join(f"{f.name}:{f.lineno}" for f in traceback.extract_stack(frame)[-6:][::-1])
-                stalls[key] = stalls.get(key, 0) + 1
-
-
 async def _lag_monitor(lags: list[tuple[float, float, float]]) -> None:
     """Record event-loop stalls over 20 ms and how much of each the loop thread spent on the CPU (to tell
     blocking work in the loop from the process not being scheduled)."""
@@ -115,7 +89,6 @@ async def _lag_monitor(lags: list[tuple[float, float, float]]) -> None:
 
     while True:
         t0, c0 = time.monotonic(), time.thread_time()
-        _HEARTBEAT[0] = t0
         await asyncio.sleep(0.005)
         lag = (time.monotonic() - t0 - 0.005) * 1000
         if lag > 20:

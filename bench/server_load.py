@@ -140,7 +140,7 @@ def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts:
         "downlink_frames": sum(p["frames"] for p in parts),
         "server": {"devices": server["devices"], "errors": len(server["errors"]), "error_examples": server["errors"][:5],
                    "mcp_complete": server["mcp_complete"], "gc_max_pauses_ms": server["gc_pauses_ms"],
-                   "worst_loop_lags_ms_cpu_ms_t": server["worst_loop_lags"], "stall_stacks": server["stall_stacks"], "uplink_s": round(server["uplink_s"], 1),
+                   "worst_loop_lags_ms_cpu_ms_t": server["worst_loop_lags"], "uplink_s": round(server["uplink_s"], 1),
                    "downlink_s": round(server["downlink_s"], 1), "alive": alive},
         "wall_s": round(wall, 1),
         "cpu_s": {"server": server["cpu_s"], "clients": round(sum(p["cpu_s"] for p in parts), 1)},
