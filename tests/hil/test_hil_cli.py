@@ -63,7 +63,9 @@ def test_scan_proposes_an_inventory_entry(s3_board: tuple[VirtualBoard, RFC2217S
                                           capsys: pytest.CaptureFixture[str]) -> None:
     _, server = s3_board
     assert main(["hil", "scan", "--port", server.url]) == 0
-    proposed = yaml.safe_load(capsys.readouterr().out)["boards"][0]
+    text = capsys.readouterr().out
+    assert "# ESP32-S3 (QFN56) (revision v0.0), flash id 0x1840ef" in text
+    proposed = yaml.safe_load(text)["boards"][0]
     assert proposed["chip"] == "esp32s3" and proposed["mac"] == "24:ec:4a:01:02:03"
     assert proposed["flash"] == "16MB" and proposed["psram"] == "8MB" and proposed["port"] == server.url
 

@@ -159,7 +159,11 @@ def scan_cmd(ports: tuple[str, ...], as_json: bool) -> None:
         for entry, found in entries:
             click.echo(json.dumps({**entry, "detected": found.as_dict()}, sort_keys=True))
     elif entries:
-        click.echo(yaml.safe_dump({"boards": [e for e, _ in entries]}, sort_keys=False).rstrip())
+        click.echo("boards:")
+        for entry, found in entries:
+            click.echo(f"  # {found.description}, flash id 0x{found.flash_id:06x}, {', '.join(found.features)}")
+            item = yaml.safe_dump([entry], sort_keys=False).rstrip()
+            click.echo("\n".join(f"  {line}" for line in item.splitlines()))
 
 
 @hil.command("lock")
