@@ -129,18 +129,25 @@ class ReferenceServer:
         """Close sessions that sent no hello in time or went idle (one timer for all sessions)."""
         period = max(0.05, min(0.5, self.ctx.limits.hello_timeout_s / 4, self.ctx.limits.idle_timeout_s / 4))
         last_freeze = time.monotonic()
+        closing: set[asyncio.Task[Any]] = set()  # keep references: the loop holds tasks only weakly
         while True:
             await asyncio.sleep(period)
-            now = time.monotonic()
-            if self._tune_gc and now - last_freeze >= 0.5:
-                last_freeze = now
-                self._manage_gc()
-            for s in list(self.sessions):
-                reason = None if s.closing else s.expired(now)
-                if reason is not None:
-                    s.closing = True
-                    s.conn.error(reason)
-                    asyncio.ensure_future(s.ws.close(code=1000 if "idle" in reason else 1008, message=reason.encode()[:120]))
+            try:
+                now = time.monotonic()
+                if self._tune_gc and now - last_freeze >= 0.5:
+                    last_freeze = now
+                    self._manage_gc()
+                for s in list(self.sessions):
+                    reason = None if s.closing else s.expired(now)
+                    if reason is not None:
+                        s.closing = True
+                        s.conn.error(reason)
+                        code = 1000 if reason.startswith("idle") else 1008
+                        task = asyncio.ensure_future(_close_quietly(s.ws, code, reason))
+                        closing.add(task)
+                        task.add_done_callback(closing.discard)
+            except Exception:  # the watchdog must outlive any one session's bug
+                log.exception("watchdog pass failed")
 
     def _manage_gc(self) -> None:
         """With ``tune_gc``: while sessions are live, freeze the surviving heap every ~0.5 s so the cyclic
@@ -255,6 +262,11 @@ class ReferenceServer:
             raise TimeoutError(f"{device_id}: no record matching {criteria} within {timeout} s (last: {seen})") from None
         finally:
             dev.waiters.remove(entry)
+
+
+async def _close_quietly(ws: web.WebSocketResponse, code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        await ws.close(code=code, message=reason.encode()[:120])
 
 
 class ServerThread:

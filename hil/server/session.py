@@ -110,7 +110,11 @@ class DeviceSession:
         if isinstance(exc, ConnectionError) or (isinstance(exc, RuntimeError) and self.ws.closed):
             return  # the device went away mid-send; the receive loop records the close
         self.conn.error(f"session task failed: {type(exc).__name__}: {exc}")
-        asyncio.ensure_future(self.ws.close(code=1011, message=b"internal error"))
+        self.spawn(self._close_internal_error())
+
+    async def _close_internal_error(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=1011, message=b"internal error")
 
     # ---- main loop ----
     def expired(self, now: float) -> str | None:
@@ -160,7 +164,11 @@ class DeviceSession:
     async def _on_hello(self, data: str) -> None:
         try:
             parsed = messages.parse_json_text(data)
-            self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
+        except messages.ProtocolError as exc:
+            self.conn.record("rx", "text", "invalid", size=len(data.encode()), text=data[:512])
+            raise SessionClosed(f"bad hello: {exc}") from None
+        self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
+        try:
             hello = messages.validate_client_hello(parsed)
         except messages.ProtocolError as exc:
             raise SessionClosed(f"bad hello: {exc}") from None
