@@ -52,6 +52,7 @@ class BuildFacts:
     board_name: str | None
     board_info: dict[str, Any]
     image_chip: str | None = None  # chip named by the app image header's chip id
+    min_rev_full: int = 0  # lowest chip revision the app image accepts (major*100 + minor)
 
 
 def read_build(path: Path) -> BuildFacts:
@@ -80,7 +81,7 @@ def read_build(path: Path) -> BuildFacts:
                        if name != "esp8266" and app["chip_id"] == rom.IMAGE_CHIP_ID), None)
     return BuildFacts(path=path, variant=path.name, chip=chip, flash_size=str(settings.get("flash_size", "")),
                       psram=psram, version=app["version"], board_name=app["board"].get("board_name"),
-                      board_info=app["board"], image_chip=image_chip)
+                      board_info=app["board"], image_chip=image_chip, min_rev_full=int(app["min_rev_full"]))
 
 
 RESET_MODES = {"auto": "default-reset", "usb-jtag": "usb-reset", "none": "no-reset"}

@@ -22,6 +22,7 @@ from typing import Any
 from hil.lab.identity import BuildFacts, check_identity, probe, read_build
 from hil.lab.inventory import Lab, LabBoard
 from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
+from hil.vboard.chip import make_chip
 from xzbuild.errors import UserError
 from xzbuild.fsutil import atomic_write_text
 
@@ -102,8 +103,11 @@ def virtual_assignments(builds: list[BuildFacts], count: int) -> list[Assignment
     for index, build in enumerate(pick_distinct_chips(builds, count), start=1):
         board_id = f"virtual-{index}-{build.chip}"
         port = free_port()
+        # the virtual chip is the silicon the build targets: its revision satisfies the image's minimum
+        default_rev = make_chip(build.chip, bytes(6)).revision
         spec = VirtualSpec(name=board_id, chip=build.chip, flash=build.flash_size or "16MB",
-                           psram_mb=8 if build.psram else 0, ota_url=f"http://127.0.0.1:{port}/xiaozhi/ota/")
+                           psram_mb=8 if build.psram else 0, ota_url=f"http://127.0.0.1:{port}/xiaozhi/ota/",
+                           revision=max(default_rev, build.min_rev_full))
         handle = spawn(spec)
         board = LabBoard(id=board_id, chip=build.chip, flash=spec.flash, psram=None, variant=build.variant,
                          port=handle.url, mac=handle.mac, virtual={"chip": build.chip})

@@ -25,6 +25,7 @@ class VirtualSpec:
     port: int = 0
     ota_url: str = ""
     flash_file: Path | None = None
+    revision: int | None = None  # chip revision major*100+minor (default: the chip's usual minimum)
 
 
 @dataclass
@@ -55,7 +56,7 @@ def default_mac(name: str) -> bytes:
 def spawn(spec: VirtualSpec) -> VirtualHandle:
     """Create, power on and serve one virtual board; raises ValueError for an unsupported chip/flash."""
     mac = bytes.fromhex(spec.mac.replace(":", "")) if spec.mac else default_mac(spec.name)
-    chip = make_chip(spec.chip, mac, psram_mb=spec.psram_mb)
+    chip = make_chip(spec.chip, mac, revision=spec.revision, psram_mb=spec.psram_mb)
     flash = Flash(parse_size(spec.flash), spec.flash_file)
     board = VirtualBoard(spec.name, chip, flash, app_factory(DeviceSettings()))
     if spec.ota_url:

@@ -79,6 +79,7 @@ class ProbeDevice:
     uuid: str = field(default_factory=lambda: str(uuidlib.uuid4()))
     page_limit: int = 8000
     keep_audio: bool = True  # False: count frames and keep arrival times only (load runs)
+    text_font: dict[str, Any] | None = None  # set: announce glyph_push with this text_font in the hello
     audio_frames: int = 0
     ws: aiohttp.ClientWebSocketResponse | None = None
     session_id: str = ""
@@ -125,7 +126,8 @@ class ProbeDevice:
         self.ws = await http.ws_connect(ws_url, headers=headers, max_msg_size=0, autoping=True)
         self._reader = asyncio.ensure_future(self._read())
         t0 = time.monotonic()
-        await self.ws.send_str(messages.device_hello(self.version))
+        await self.ws.send_str(messages.device_hello(self.version, glyph_push=self.text_font is not None,
+                                                     text_font=self.text_font))
         hello = await self.wait_text("hello", timeout=hello_timeout)
         self.hello_rtt_ms = (time.monotonic() - t0) * 1000.0
         self.server_hello = hello

@@ -42,6 +42,7 @@ class Turn:
     sentences: tuple[str, ...] = ("It is sunny today.",)
     audio: str = "speech"  # "speech" (espeak-ng, tone fallback) or "tone"
     after_audio_s: float = 1.0  # start answering after this much uplink audio (or at listen stop)
+    glyph_push: str = "none"  # "valid" / "invalid": attach a glyph_push object to stt and sentence_start
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ def _profile(base: DeviceProfile, data: Any, where: str, path: str) -> DevicePro
                     raise _fail(f"{where}.turns[{i}]", f"bad turn ({exc})", path) from None
                 if turn.audio not in ("speech", "tone"):
                     raise _fail(f"{where}.turns[{i}].audio", "must be 'speech' or 'tone'", path)
+                if turn.glyph_push not in ("none", "valid", "invalid"):
+                    raise _fail(f"{where}.turns[{i}].glyph_push", "must be 'none', 'valid' or 'invalid'", path)
                 turns.append(turn)
             changes[key] = tuple(turns)
         elif key == "mcp":

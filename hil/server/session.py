@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from hil.protocol import framing, mcp, messages, ota
+from hil.protocol import framing, glyphs, mcp, messages, ota
 from hil.protocol.opus import (
     FramePacer,
     OpusDecoderStream,
@@ -265,11 +265,31 @@ class DeviceSession:
             return tone_frames(round(max(0.3, 0.06 * len(sentence)), 2), rate, frame_ms)
         return await asyncio.to_thread(speech_frames, sentence, rate, frame_ms, self.prof.voice)
 
+    def _glyphs(self, turn: Turn, text: str) -> dict[str, Any] | None:
+        """The turn's glyph_push object for ``text``, built from the capability this device announced."""
+        if turn.glyph_push == "none":
+            return None
+        font = self.hello.text_font if self.hello is not None and self.hello.glyph_push else None
+        if not font or not all(isinstance(font.get(k), int) for k in ("size", "bpp")) or font["bpp"] not in (1, 2, 4, 8):
+            self.conn.record("event", "event", "glyph_push_skipped", reason="the hello announced no usable text_font")
+            return None
+        points = list(dict.fromkeys(ord(c) for c in text if ord(c) > 0x7E))[: glyphs.MAX_GLYPHS] or [0x4E2D]
+        payload = glyphs.glyph_payload(font, [glyphs.sample_glyph(cp, font["bpp"], font["size"]) for cp in points])
+        if turn.glyph_push == "invalid":
+            payload["v"] = 2  # the device must reject the payload and still show the text
+        else:
+            glyphs.validate_glyph_payload(payload, font)
+        return payload
+
     async def _dialogue(self, turn: Turn) -> None:
         await self.heard.wait()
         self.listening = False
         sid = self.session_id
-        await self.send_json(messages.stt(sid, turn.stt))
+        stt = messages.stt(sid, turn.stt)
+        glyph = self._glyphs(turn, turn.stt)
+        if glyph is not None:
+            stt["glyph_push"] = glyph
+        await self.send_json(stt)
         await self.send_json(messages.llm(sid, turn.emotion, "🙂"))
         await self.send_json(messages.tts(sid, "start"))
         pacer: FramePacer | None = None
@@ -279,7 +299,11 @@ class DeviceSession:
                 frames = await self._frames_for(turn, sentence)
                 if self.aborted.is_set():
                     break
-                await self.send_json(messages.tts(sid, "sentence_start", sentence))
+                start = messages.tts(sid, "sentence_start", sentence)
+                glyph = self._glyphs(turn, sentence)
+                if glyph is not None:
+                    start["glyph_push"] = glyph
+                await self.send_json(start)
                 if pacer is None:
                     pacer = FramePacer(self.prof.frame_duration)
                 for packet in frames:

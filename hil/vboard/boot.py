@@ -252,4 +252,5 @@ def read_app_file(data: bytes) -> dict[str, Any]:
             info = {}
     return {"version": _cstr(first[0x10:0x30]), "project_name": _cstr(first[0x30:0x50]),
             "idf_version": _cstr(first[0x70:0x90]), "chip_id": struct.unpack_from("<H", data, 12)[0],
+            "min_rev_full": struct.unpack_from("<H", data, 15)[0], "max_rev_full": struct.unpack_from("<H", data, 17)[0],
             "board": info}
