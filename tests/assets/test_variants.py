@@ -139,3 +139,16 @@ def test_font_override_converts_at_each_variant_profile(repo_root: Path, built: 
     assert r.members[0][0] == "text_dejavusans_14_1.bin"
     font = next(m for m in inspect_bundle(Path(r.path).read_bytes()).members if m.kind == "text_font")
     assert "bpp 1" in font.detail
+
+
+def test_shared_font_is_made_once(repo_root: Path, built: tuple[Path, Path, list[VariantResult]], tmp_path: Path) -> None:
+    """Two more 14_1 variants reuse the one cached 14_1 font: the cache still holds two fonts (16_4, 14_1)."""
+    _, cache, _ = built
+    fonts_before = sorted(p.name for p in (cache / "font").rglob("*") if p.is_file())
+    results = build_variants(repo_root / "boards", ["bread-compact-wifi", "bread-compact-wifi-128x64"], False,
+                             tmp_path, Overrides(), cache_dir=cache)
+    assert [r.status for r in results] == ["ok", "ok"]
+    fonts_after = sorted(p.name for p in (cache / "font").rglob("*") if p.is_file())
+    assert fonts_after == fonts_before
+    assert results[0].members[0] == results[1].members[0]
+    assert results[0].members[0][0] == "text_noto_sans_sc_14_1.bin"
