@@ -99,3 +99,24 @@ def validate_glyph_payload(payload: Any, capability: dict[str, Any] | None) -> N
             decoded = b""
         if len(decoded) != expected:
             raise ProtocolError(f"Rejected invalid bitmap for U+{int(g['codepoint']):04X}")
+
+
+def usable_capability(glyph_push: bool | None, text_font: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The hello's ``text_font`` if the device announced glyph push with a font we can build glyphs for."""
+    if not glyph_push or not isinstance(text_font, dict) or not isinstance(text_font.get("bundle"), str):
+        return None
+    if not all(isinstance(text_font.get(k), int) for k in ("size", "bpp")) or text_font["bpp"] not in (1, 2, 4, 8):
+        return None
+    return text_font
+
+
+def payload_for_text(capability: dict[str, Any], text: str, *, valid: bool = True) -> dict[str, Any]:
+    """Sample glyphs for the non-ASCII characters of ``text`` (U+4E2D if none); ``valid=False`` gives a payload
+    the device must reject (wrong ``v``) so its rejection path is exercised."""
+    points = list(dict.fromkeys(ord(c) for c in text if ord(c) > 0x7E))[:MAX_GLYPHS] or [0x4E2D]
+    payload = glyph_payload(capability, [sample_glyph(cp, capability["bpp"], capability["size"]) for cp in points])
+    if valid:
+        validate_glyph_payload(payload, capability)
+    else:
+        payload["v"] = 2
+    return payload

@@ -269,17 +269,11 @@ class DeviceSession:
         """The turn's glyph_push object for ``text``, built from the capability this device announced."""
         if turn.glyph_push == "none":
             return None
-        font = self.hello.text_font if self.hello is not None and self.hello.glyph_push else None
-        if not font or not all(isinstance(font.get(k), int) for k in ("size", "bpp")) or font["bpp"] not in (1, 2, 4, 8):
+        font = glyphs.usable_capability(self.hello.glyph_push, self.hello.text_font) if self.hello else None
+        if font is None:
             self.conn.record("event", "event", "glyph_push_skipped", reason="the hello announced no usable text_font")
             return None
-        points = list(dict.fromkeys(ord(c) for c in text if ord(c) > 0x7E))[: glyphs.MAX_GLYPHS] or [0x4E2D]
-        payload = glyphs.glyph_payload(font, [glyphs.sample_glyph(cp, font["bpp"], font["size"]) for cp in points])
-        if turn.glyph_push == "invalid":
-            payload["v"] = 2  # the device must reject the payload and still show the text
-        else:
-            glyphs.validate_glyph_payload(payload, font)
-        return payload
+        return glyphs.payload_for_text(font, text, valid=turn.glyph_push == "valid")
 
     async def _dialogue(self, turn: Turn) -> None:
         await self.heard.wait()
