@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import time
@@ -117,8 +119,16 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
                 problems.append("challenge differs from the one the server issued")
             if obj.get("serial_number") != request.headers.get("Serial-Number"):
                 problems.append("serial_number differs from the Serial-Number header")
-            if not _HEX64.match(str(obj.get("hmac", ""))):
-                problems.append("hmac must be 64 lower-case hex digits")
+            mac = obj.get("hmac")
+            if mac == "":
+                pass  # chips without an HMAC peripheral (SOC_HMAC_SUPPORTED unset) send an empty hmac
+            elif not isinstance(mac, str) or not _HEX64.match(mac):
+                problems.append("hmac must be 64 lower-case hex digits (or empty on chips without HMAC)")
+            elif prof.activation_hmac_key:
+                want = hmac.new(bytes.fromhex(prof.activation_hmac_key), prof.activation_challenge.encode(),
+                                hashlib.sha256).hexdigest()
+                if not hmac.compare_digest(want, mac):
+                    problems.append("hmac does not match HMAC-SHA256(key, challenge) for the configured key")
         elif obj != {}:
             problems.append("activation body must be {} (no serial number) or the hmac object")
         ctx.activate_attempts[device_id] += 1

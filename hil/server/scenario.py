@@ -64,6 +64,7 @@ class DeviceProfile:
     activation_code: str = "123456"
     activation_challenge: str = "xzbuild-challenge"
     activation_pending: int = 2
+    activation_hmac_key: str = ""  # hex of the board's eFuse HMAC key, if known: the activation hmac is verified
     firmware_version: str = "newer"  # "newer" = device's version with its last segment + 1
     firmware_file: str = "firmware.bin"
     mqtt: dict[str, Any] = field(default_factory=lambda: {

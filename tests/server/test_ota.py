@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +138,25 @@ def test_body_limit_gives_413(run: Any) -> None:
             return resp.status
 
     assert run(go()) == 413
+
+
+def test_activation_hmac_checked_when_key_known(run: Any) -> None:
+    key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+    async def go() -> list[list[str]]:
+        scen = {"devices": {"default": {"ota": "activation", "activation_pending": 0, "activation_hmac_key": key}}}
+        async with ReferenceServer(scenario=scen) as srv, aiohttp.ClientSession() as http:
+            probe = ProbeDevice(DEV)
+            _, reply = await probe.ota_check(http, srv.ota_url)
+            challenge = reply["activation"]["challenge"]
+            good = hmac.new(bytes.fromhex(key), challenge.encode(), hashlib.sha256).hexdigest()
+            headers = {**probe.ota_headers(), "Activation-Version": "2", "Serial-Number": "SN123"}
+            for mac in (good, "0" * 64):
+                body = {"algorithm": "hmac-sha256", "serial_number": "SN123", "challenge": challenge, "hmac": mac}
+                async with http.post(srv.ota_url + "activate", json=body, headers=headers) as resp:
+                    assert resp.status == 200
+            return [r["problems"] for r in srv.transcript(DEV) if r["type"] == "activate" and r["dir"] == "rx"]
+
+    good, bad = run(go())
+    assert good == []
+    assert bad == ["hmac does not match HMAC-SHA256(key, challenge) for the configured key"]
