@@ -65,6 +65,9 @@ def test_model_of_imported_tree(imported: tuple[Path, object]) -> None:
     assert oled.hardware["display"]["width"] == 128 and oled.hardware["display"]["notes"] == {
         "mirror_x": "flipped on this board"}
     assert panel.hardware["display"]["macros"] == {"dc": "LCD_DC_PIN"}
+    # Typed values for validation, the board's own text for the header.
+    assert panel.hardware["display"]["spi_clock_hz"] == 40000000 and panel.hardware["display"]["offset_y"] == 20
+    assert panel.hardware["display"]["verbatim"] == {"offset_y": "0x14", "spi_clock_hz": "(40 * 1000 * 1000)"}
     assert not bs.board("acme/no-json").has_config_json and bs.board("acme/no-json").config_h_guard is None
     assert bs.firmware.project_ver == "0.1.0" and bs.firmware.locales == [("LANGUAGE_EN_US", "en-US"),
                                                                           ("LANGUAGE_DE_DE", "de-DE")]
@@ -82,7 +85,8 @@ def test_emitted_header_is_equivalent(imported: tuple[Path, object], board: str)
         upstream = [Conditional([(f"ifndef {parsed.guard}", [Define(parsed.guard), *parsed.items])])]
     envs = [{**v.effective_sdkconfig, **({v.kconfig.config: "y"} if v.kconfig else {})} for v in b.variants] or [{}]
     for env in envs:
-        assert defined_macros(emit_config_h(b), env) == defined_macros(upstream, env)
+        # Token for token, as gcc -E -dM would print them: "(720)" must not come back as "720".
+        assert defined_macros(emit_config_h(b), env, strict=True) == defined_macros(upstream, env, strict=True)
 
 
 def test_reimport_is_stable_and_removes_stale_files(imported: tuple[Path, object]) -> None:

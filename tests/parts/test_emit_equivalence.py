@@ -1,5 +1,6 @@
-"""For every imported board, the emitted config.h defines the same macros with the same values as the
-upstream header the importer read, for every variant's Kconfig configuration."""
+"""For every imported board, the emitted config.h defines the same macros with the same replacement text
+(token for token, as ``gcc -E -dM`` prints it) as the upstream header the importer read, for every
+variant's Kconfig configuration."""
 
 from __future__ import annotations
 
@@ -43,12 +44,12 @@ def _envs(board: Board, bs: BoardSet) -> list[dict[str, str]]:
 
 def _paths(items: list[Item], prefix: tuple[str, ...] = ()) -> set[tuple[tuple[str, ...], str, str]]:
     """Every define with the chain of branch conditions above it (checks dead branches too)."""
-    from xzbuild.parts.values import normalize
+    from xzbuild.parts.values import tokens
 
     out = set()
     for item in items:
         if isinstance(item, Define):
-            out.add((prefix, item.name, normalize(item.value)))
+            out.add((prefix, item.name, tokens(item.value)))
         elif isinstance(item, Conditional):
             for i, (cond, body) in enumerate(item.branches):
                 out |= _paths(body, (*prefix, f"{i}:{cond}"))
@@ -66,6 +67,7 @@ def test_every_board_emits_what_upstream_defines(board_set: BoardSet) -> None:
         emitted = emit_config_h(board)
         assert _paths(emitted) == _paths(upstream), board.dir
         for env in _envs(board, board_set):
-            assert defined_macros(emitted, env) == defined_macros(upstream, env), (board.dir, env.get("CONFIG_IDF_TARGET"))
+            got, want = defined_macros(emitted, env, strict=True), defined_macros(upstream, env, strict=True)
+            assert got == want, (board.dir, env.get("CONFIG_IDF_TARGET"))
             checked += 1
     assert checked >= 177

@@ -61,7 +61,7 @@ def test_every_spelling_maps_to_one_field() -> None:
     assert dc is not None and len(dc.macros) == 12
     for part in PARTS.values():
         schema = part.schema()
-        assert set(schema["properties"]) == {f.name for f in part.fields} | {"macros", "notes"}
+        assert set(schema["properties"]) == {f.name for f in part.fields} | {"macros", "parens", "verbatim", "notes"}
 
 
 def test_board_spelling_is_kept() -> None:
@@ -70,13 +70,49 @@ def test_board_spelling_is_kept() -> None:
     assert render_items(items) == ["#define DISPLAY_WIDTH 240 // panel", "#define LCD_PIN_DC GPIO_NUM_4"]
 
 
+def test_board_text_is_kept_token_for_token() -> None:
+    items = emit_hardware({
+        "display": {"width": 720, "spi_clock_hz": 40000000, "offset_y": 20,
+                    "verbatim": {"width": "(720)", "spi_clock_hz": "(40 * 1000 * 1000)", "offset_y": "0x14"}},
+        "touch": {"interrupt": 4, "reset": "NC", "parens": True},
+    })
+    assert render_items(items) == [
+        "#define DISPLAY_WIDTH (720)", "#define DISPLAY_OFFSET_Y 0x14", "#define DISPLAY_SPI_SCLK_HZ (40 * 1000 * 1000)",
+        "#define TP_PIN_NUM_INT (GPIO_NUM_4)", "#define TP_PIN_NUM_RST (GPIO_NUM_NC)",
+    ]
+
+
+@pytest.mark.parametrize(("kind", "value", "text", "parens", "problem"), [
+    ("int", 720, "(720)", False, None),
+    ("int", 20, "0x14", False, None),
+    ("int", 40000000, "(40 * 1000 * 1000)", False, None),
+    ("gpio", 4, "( GPIO_NUM_4 )", False, None),
+    ("gpio", "IO_EXPANDER_PIN_NUM_0", "(IO_EXPANDER_PIN_NUM_0)", False, None),
+    ("int", 720, "(721)", False, "does not evaluate to the field's value '720'"),
+    ("gpio", 4, "(GPIO_NUM_5)", False, "does not evaluate"),
+    ("int", 720, "720", False, "same as the canonical spelling"),
+    ("int", 720, "(720)", True, "same as the canonical spelling"),
+    ("int", 720, "720", True, None),
+    ("int", 720, "", False, "expected one line of C text"),
+    ("int", 720, 720, False, "quote it"),
+    ("int", 720, ["(720)"], False, "expected one line of C text"),
+])
+def test_verbatim_text_must_spell_the_value(kind: str, value: object, text: object, parens: bool,
+                                            problem: str | None) -> None:
+    found = values.spelling_problem(kind, value, text, parens)
+    assert (found is None) if problem is None else (problem in (found or "")), found
+
+
 HEADER = """\
 #define AUDIO_INPUT_SAMPLE_RATE 16000
 #ifdef BOOT_BUTTON_GPIO
 #define EARLY 1
 #endif
 #define BOOT_BUTTON_GPIO GPIO_NUM_0
-#define DISPLAY_WIDTH 240
+#define DISPLAY_WIDTH (240)
+#define DISPLAY_SPI_SCLK_HZ (40 * 1000 * 1000)
+#define TP_PIN_NUM_SDA   (GPIO_NUM_6)
+#define TP_PIN_NUM_SCL (GPIO_NUM_7)
 #define DISPLAY_WIDTH_ALIAS_UNKNOWN 1
 #define DISPLAY_DC GPIO_NUM_3
 #define LCD_DC_PIN GPIO_NUM_4
@@ -96,7 +132,10 @@ def test_structure_only_moves_safe_defines() -> None:
     assert hardware["audio"] == {"input_sample_rate": 16000}
     # BOOT_BUTTON_GPIO is tested before it is defined: moving it up would change the #ifdef.
     assert "buttons" not in hardware
-    assert hardware["display"] == {"width": 240, "dc": 3, "macros": {"dc": "DISPLAY_DC"}}
+    assert hardware["display"] == {"width": 240, "spi_clock_hz": 40000000, "dc": 3, "macros": {"dc": "DISPLAY_DC"},
+                                   "verbatim": {"width": "(240)", "spi_clock_hz": "(40 * 1000 * 1000)"}}
+    # Every value of the part parenthesised: one flag instead of an override per field.
+    assert hardware["touch"] == {"i2c_sda": 6, "i2c_scl": 7, "parens": True}
     assert isinstance(items[0], HardwareSlot)
     raw_names = [i.name for i in items if isinstance(i, Define)]
     assert "BOOT_BUTTON_GPIO" in raw_names and "LCD_DC_PIN" in raw_names and "DISPLAY_HEIGHT" in raw_names

@@ -3,7 +3,10 @@
 Works scope by scope (the file body and every ``#if`` branch). In each scope the structured defines are
 emitted together at the position of the first one (a ``hardware`` slot). A define is only moved when that
 cannot change what the preprocessor sees: it is defined once in the scope, its value round-trips through
-the field's kind, and no directive between the slot and its old position mentions it.
+the field's kind, and no directive between the slot and its old position mentions it. When the canonical
+text of the value is not the board's token spelling (``(720)``, ``0x14``), that spelling is kept as a
+``verbatim`` override (or ``parens: true`` when every value of the part is parenthesised) so the
+generated header is token for token the board's.
 """
 
 from __future__ import annotations
@@ -57,17 +60,21 @@ def _structure_scope(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list
             continue  # a second spelling of the same field stays raw
         if slot is not None and any(_mentions(items[j], item.name) for j in range(slot, index) if j not in moved):
             continue
-        if values.normalize(values.emit(field.kind, value)) != values.normalize(item.value):
+        canonical = values.emit(field.kind, value)
+        if values.normalize(canonical) != values.normalize(item.value):
             continue
         cfg[field.name] = value
         if item.name != field.macros[0]:
             cfg.setdefault("macros", {})[field.name] = item.name
+        if values.tokens(item.value) != canonical:
+            # Same value, other tokens ("(720)", "0x14"): keep the board's text so the header stays identical.
+            cfg.setdefault("verbatim", {})[field.name] = values.tokens(item.value)
         if item.comment:
             cfg.setdefault("notes", {})[field.name] = item.comment
         moved.add(index)
         if slot is None:
             slot = index
-    hardware = {name: _ordered(name, cfg) for name, cfg in hardware.items() if cfg}
+    hardware = {name: _ordered(name, _fold_parens(name, cfg)) for name, cfg in hardware.items() if cfg}
     out: list[Item] = []
     for index, item in enumerate(items):
         if index == slot:
@@ -96,13 +103,30 @@ def _merge_raw(items: list[Item]) -> list[Item]:
     return merged
 
 
+def _fold_parens(part_name: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    """When the board wraps every value of the part in parentheses (BSP-style headers), say so once with
+    ``parens: true`` instead of one ``verbatim`` entry per field."""
+    from xzbuild.parts import PARTS
+
+    part = PARTS[part_name]
+    verbatim = cfg.get("verbatim", {})
+    valued = [f for f in part.fields if f.name in cfg and f.kind != "flag"]
+    if not valued or any(verbatim.get(f.name) != f"({values.emit(f.kind, cfg[f.name])})" for f in valued):
+        return cfg
+    out = {k: v for k, v in cfg.items() if k != "verbatim"}
+    out["parens"] = True
+    return out
+
+
 def _ordered(part_name: str, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Fields in the part's declaration order, then ``macros`` and ``notes`` (stable YAML output)."""
+    """Fields in the part's declaration order, then ``parens``, ``macros``, ``verbatim`` and ``notes``."""
     from xzbuild.parts import PARTS
 
     part = PARTS[part_name]
     out = {f.name: cfg[f.name] for f in part.fields if f.name in cfg}
-    for extra in ("macros", "notes"):
+    if cfg.get("parens"):
+        out["parens"] = True
+    for extra in ("macros", "verbatim", "notes"):
         if extra in cfg:
             out[extra] = {f.name: cfg[extra][f.name] for f in part.fields if f.name in cfg[extra]}
     return out

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from xzbuild.model.check import Checker
     from xzbuild.model.loader import BoardSet
     from xzbuild.model.types import Board
+    from xzbuild.parts.base import Part
 
 __all__ = ["Conditional", "Define", "HardwareSlot", "Include", "Item", "Raw", "PARTS", "MACRO_INDEX",
            "check_hardware", "emit_config_h", "emit_hardware", "macro_coverage", "part_for_macro", "render_items"]
@@ -30,9 +31,15 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
     for name, cfg in parts.items():
         part = PARTS[name]
         ppath = join(path, name)
-        data = ck.mapping(cfg, ppath, [f.name for f in part.fields] + ["macros", "notes"])
+        data = ck.mapping(cfg, ppath, [f.name for f in part.fields] + ["macros", "parens", "verbatim", "notes"])
         clean: dict[str, Any] = {}
         for key, val in data.items():
+            if key == "verbatim":
+                continue  # checked below, against the typed values
+            if key == "parens":
+                if ck.typed(val, join(ppath, key), bool) and val:
+                    clean["parens"] = True
+                continue
             if key == "notes":
                 notes = ck.mapping(val, join(ppath, "notes"), [f.name for f in part.fields])
                 clean["notes"] = {k: v for k, v in notes.items() if ck.typed(v, join(join(ppath, "notes"), k), str)}
@@ -58,8 +65,35 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
                 ck.error(join(ppath, key), f"{problem}, got {describe(val)}")
             else:
                 clean[key] = val
+        if "verbatim" in data:
+            verbatim = _check_verbatim(ck, part, data, join(ppath, "verbatim"), clean)
+            if verbatim:
+                clean["verbatim"] = verbatim
         out[name] = clean
     return out
+
+
+def _check_verbatim(ck: Checker, part: Part, data: dict[str, Any], path: str, clean: dict[str, Any]) -> dict[str, str]:
+    """A part's ``verbatim`` map: each entry must spell the field's typed value (which stays the truth for
+    pin checks), so the text and the value can never disagree."""
+    from xzbuild.model.yamlmarks import join
+    from xzbuild.parts import values
+
+    spelled = ck.mapping(data["verbatim"], path, [f.name for f in part.fields])
+    good: dict[str, str] = {}
+    for fname, text in spelled.items():
+        f = part.field(fname)
+        assert f is not None
+        if fname not in clean:
+            if fname not in data:  # a present but invalid value was reported already
+                ck.error(join(path, fname), f"no value for {fname}; set {fname} or remove the override")
+            continue
+        problem = values.spelling_problem(f.kind, clean[fname], text, bool(clean.get("parens")))
+        if problem:
+            ck.error(join(path, fname), problem)
+        else:
+            good[fname] = values.tokens(text)
+    return good
 
 
 def gpio_uses(hardware: dict[str, dict[str, Any]]) -> list[tuple[int, str, str | None]]:

@@ -41,6 +41,17 @@ class Part:
             "additionalProperties": False,
             "properties": {f.name: {"enum": list(f.macros)} for f in self.fields if len(f.macros) > 1},
         }
+        props["parens"] = {
+            "type": "boolean",
+            "description": "Wrap every value of this part in parentheses, as the board's header writes them "
+                           "(\"(GPIO_NUM_4)\", \"(16)\"); a verbatim entry takes precedence.",
+        }
+        props["verbatim"] = {
+            "type": "object", "additionalProperties": False,
+            "description": "The board's own C text for a field whose canonical rendering differs (\"(720)\", "
+                           "\"0x14\", \"(40 * 1000 * 1000)\"); it must evaluate to the field's value.",
+            "properties": {f.name: {"type": "string", "minLength": 1} for f in self.fields if f.kind != "flag"},
+        }
         props["notes"] = {
             "type": "object", "description": "Comment emitted after a field's macro.", "additionalProperties": False,
             "properties": {f.name: {"type": "string"} for f in self.fields},
@@ -48,14 +59,22 @@ class Part:
         return {"type": "object", "description": self.doc, "additionalProperties": False, "properties": props}
 
     def emit(self, cfg: dict[str, Any]) -> list[tuple[str, str, str | None, str]]:
-        """(macro, value text, comment, field path) for each field set in ``cfg``, in field order."""
+        """(macro, value text, comment, field path) for each field set in ``cfg``, in field order.
+
+        The text is the board's ``verbatim`` spelling when it has one (validated against the value at
+        load time), else the canonical rendering of the value, in parentheses when the part sets ``parens``."""
         spelled = cfg.get("macros", {})
+        verbatim = cfg.get("verbatim", {})
+        parens = cfg.get("parens", False)
         notes = cfg.get("notes", {})
         out = []
         for f in self.fields:
             if f.name in cfg:
                 macro = spelled.get(f.name, f.macros[0])
-                out.append((macro, values.emit(f.kind, cfg[f.name]), notes.get(f.name), f"{self.name}.{f.name}"))
+                text = verbatim.get(f.name) or values.emit(f.kind, cfg[f.name])
+                if parens and f.name not in verbatim and f.kind != "flag":
+                    text = f"({text})"
+                out.append((macro, text, notes.get(f.name), f"{self.name}.{f.name}"))
         return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from xzbuild.parts.items import Conditional, Define, Include, Item, Raw
-from xzbuild.parts.values import normalize
+from xzbuild.parts.values import normalize, tokens
 
 _TOKEN = re.compile(r"\s*(defined|\d+|[A-Za-z_]\w*|&&|\|\||==|!=|<=|>=|[()!<>+\-*/])")
 
@@ -55,18 +55,21 @@ def eval_condition(condition: str, env: dict[str, str]) -> bool:
     return bool(eval("".join(py), {"__builtins__": {}}, {}))  # noqa: S307 - tokens are whitelisted above
 
 
-def defined_macros(items: list[Item], env: dict[str, str]) -> dict[str, str]:
+def defined_macros(items: list[Item], env: dict[str, str], *, strict: bool = False) -> dict[str, str]:
     """Macros the header defines (name → normalised value) for a build whose Kconfig values are ``env``.
 
     ``env`` uses ``CONFIG_X`` names; ``y`` values count as 1. In-file defines extend it as they are seen.
+    With ``strict`` the values are the token text (whitespace collapsed) instead of the evaluated value,
+    so ``(720)`` and ``720`` differ as they do in ``gcc -E -dM`` output.
     """
+    spell = tokens if strict else normalize
     scope = {k: ("1" if v == "y" else v) for k, v in env.items() if v != "n"}
     result: dict[str, str] = {}
 
     def run(tree: list[Item]) -> None:
         for item in tree:
             if isinstance(item, Define):
-                value = normalize(item.value) if not item.params else f"{item.params} {normalize(item.value)}"
+                value = spell(item.value) if not item.params else f"{item.params} {spell(item.value)}"
                 scope[item.name] = value
                 result[item.name] = value
             elif isinstance(item, Raw):

@@ -1,7 +1,9 @@
 """Value kinds of structured hardware fields: parse a macro's C text into YAML data and emit it back.
 
-A macro becomes structured only if ``emit(parse(text))`` is preprocessor-equivalent to ``text``
-(same token value; ``(720)`` and ``720`` count as equal, as do ``0x18`` and ``0X18``).
+A macro becomes structured only if ``emit(parse(text))`` has the same value as ``text`` (``(720)`` and
+``720`` count as equal, as do ``0x14`` and ``20``). When the canonical text is not token for token the
+board's own (``(720)``), the board keeps its spelling as a ``verbatim`` override; ``spelling_problem``
+checks that such an override still has the field's value, so the typed value stays the truth.
 """
 
 from __future__ import annotations
@@ -115,6 +117,26 @@ def emit(kind: str, value: Any) -> str:
     if kind == "bool":
         return "true" if value else "false"
     return str(value)
+
+
+def tokens(text: str) -> str:
+    """Macro text as the preprocessor compares it: whitespace runs collapsed to one space."""
+    return " ".join(text.split())
+
+
+def spelling_problem(kind: str, value: Any, text: Any, parens: bool = False) -> str | None:
+    """Error text if ``text`` is not a one-line C spelling of ``value`` other than the canonical one
+    (which is ``(canonical)`` when the part sets ``parens``); None when it is."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return "expected the C text as a string; quote it (YAML reads 0x14 as a number)"
+    if not isinstance(text, str) or not text.strip() or "\n" in text:
+        return "expected one line of C text"
+    canonical = emit(kind, value)
+    if tokens(text) == (f"({canonical})" if parens else canonical):
+        return "same as the canonical spelling; remove the override"
+    if normalize(text) != normalize(canonical):
+        return f"{text!r} does not evaluate to the field's value {canonical!r}; fix one of them"
+    return None
 
 
 def check(kind: str, value: Any) -> str | None:
