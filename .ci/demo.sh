@@ -1,8 +1,48 @@
 #!/usr/bin/env bash
 # `make demo`: the main job on the embedded defaults, offline, into ./demo-out.
+#   boards/ -> validate -> release matrix -> generated firmware sources -> asset bundle
+#   -> variant builds (idf.py stand-in: no ESP-IDF on this machine) -> release artifacts -> virtual-board HIL run
 set -euo pipefail
 cd "$(dirname "$0")/.."
-X=.venv/bin/xzbuild
-rm -rf demo-out && mkdir -p demo-out
+X="$PWD/.venv/bin/xzbuild"
+PY="$PWD/.venv/bin/python"
+OUT=demo-out
+rm -rf "$OUT" && mkdir -p "$OUT"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-step "xzbuild boards check"; $X boards check
+
+step "Validate every board file (counts are computed from boards/)"
+$X boards check
+$X boards stats | head -n 12
+
+step "The release matrix at ESP-IDF 6.0.2 (summary by target)"
+$X matrix list --idf 6.0.2
+$X matrix list --idf 6.0.2 --json > "$OUT/matrix-6.0.2.json"
+echo "wrote $OUT/matrix-6.0.2.json ($($PY -c "import json;print(len(json.load(open('$OUT/matrix-6.0.2.json'))))") records, upstream --list-boards --json format)"
+
+step "What a change to one board file rebuilds"
+echo boards/bread-compact-wifi.yaml | $X matrix select --why
+
+step "Generate the firmware's board sources as an overlay"
+$X generate --out "$OUT/firmware-overlay"
+echo "$(find "$OUT/firmware-overlay" -type f | wc -l) files under $OUT/firmware-overlay"
+
+step "Partition table of the 16 MB layout"
+$X partitions check boards/partitions/v2/16m.csv --flash-size 16MB
+
+step "Asset bundle for bread-compact-wifi (font from Debian's Noto CJK, emoji from Noto Color Emoji)"
+$X assets build bread-compact-wifi --out "$OUT/assets"
+$X assets inspect "$OUT/assets/bread-compact-wifi/assets.bin" | head -n 12
+$X assets preview "$OUT/assets/bread-compact-wifi/assets.bin" -o "$OUT/assets/preview.png"
+
+step "Build two variants of different chips in parallel (tests/standin/idf.py stands in for ESP-IDF)"
+FW="$OUT/firmware"
+$PY -c "import sys; sys.path.insert(0, '.'); from pathlib import Path; from tests.build.firmware import make_firmware; make_firmware(Path('$FW'))"
+PATH="$PWD/tests/standin:$PWD/.venv/bin:$PATH" \
+  $X matrix build bread-compact-wifi waveshare-esp32-c6-touch-amoled-2.06 --jobs 2 \
+     --firmware "$FW" --idf-version 6.0.2 --out "$OUT/dist" --cache-dir "$OUT/cache"
+ls "$OUT/dist"
+
+step "Flash both onto virtual boards over RFC2217 and run the HIL suite against the reference server"
+$X hil run --virtual 2 --dist "$OUT/dist" --out "$OUT/hil" --junit "$OUT/hil/junit.xml"
+
+printf '\nDone: everything is under %s/\n' "$OUT"
