@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from hil.protocol.opus import speech_frames
-from hil.server import ota_http, session
+from hil.server import ota_http, session, ws_endpoint
 from hil.server.context import Limits, ServerContext
 from hil.server.scenario import Scenario, load_scenario, scenario_from_data
 from hil.server.security import make_self_signed, server_ssl_context
@@ -95,7 +95,7 @@ class ReferenceServer:
         app.router.add_get(ctx.ota_path, ota)
         app.router.add_post(ctx.ota_path + "activate", functools.partial(ota_http.handle_activate, ctx))
         app.router.add_get("/fw/{name}", functools.partial(ota_http.handle_firmware, ctx))
-        app.router.add_get(ctx.ws_path, functools.partial(session.handle_websocket, ctx, sessions=self.sessions))
+        app.router.add_get(ctx.ws_path, functools.partial(ws_endpoint.handle_websocket, ctx, sessions=self.sessions))
         app.on_shutdown.append(self._close_sessions)
         return app
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from hil.protocol import framing, glyphs, mcp, messages, ota
+from hil.protocol import framing, glyphs, mcp, messages
 from hil.protocol.opus import (
     FramePacer,
     OpusDecoderStream,
@@ -20,7 +20,6 @@ from hil.protocol.opus import (
 )
 from hil.server.context import ServerContext
 from hil.server.scenario import DeviceProfile, Turn
-from hil.server.security import check_authorization, token_matches
 from hil.server.transcript import Connection
 
 CLOSE_PROTOCOL_ERROR = 1002
@@ -34,21 +33,6 @@ class SessionClosed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.code = code
-
-
-def check_handshake(ctx: ServerContext, request: web.Request) -> tuple[int, str, int]:
-    """Validate the upgrade request; returns (HTTP status to refuse with or 0, reason, protocol version)."""
-    decision = check_authorization(request.remote, request.headers.get("Authorization"), ctx.token, ctx.auth_mode)
-    if not decision.allowed:
-        return 401, decision.reason, 0
-    version_text = request.headers.get("Protocol-Version", "")
-    if version_text not in ("1", "2", "3"):
-        return 400, f"Protocol-Version {version_text!r} must be 1, 2 or 3", 0
-    if not ota.MAC_RE.match(request.headers.get("Device-Id", "")):
-        return 400, "Device-Id must be a lower-case MAC aa:bb:cc:dd:ee:ff", 0
-    if not ota.UUID_RE.match(request.headers.get("Client-Id", "")):
-        return 400, "Client-Id must be a lower-case UUID v4", 0
-    return 0, decision.reason, int(version_text)
 
 
 class DeviceSession:
@@ -366,36 +350,3 @@ class DeviceSession:
                                    "error": reply.error_message if reply else "timeout"})
         self.conn.record("event", "event", "mcp_done", tools=len(state.get("tools", [])),
                          user_tools=len(state.get("user_tools", [])), calls=len(plan.calls))
-
-
-async def handle_websocket(ctx: ServerContext, request: web.Request,
-                           sessions: set[DeviceSession]) -> web.StreamResponse:
-    """The WebSocket endpoint: refuse bad handshakes with HTTP 400/401, else run a session."""
-    device_id = request.headers.get("Device-Id", "").strip().lower() or "unknown"
-    conn = ctx.recorder.open_connection(device_id, "ws")
-    try:
-        status, reason, version = check_handshake(ctx, request)
-        auth = request.headers.get("Authorization")
-        conn.record("rx", "handshake", "handshake", remote=request.remote, protocol_version=version or None,
-                    client_id=request.headers.get("Client-Id"), authorization=auth is not None,
-                    token_ok=bool(ctx.token and token_matches(auth, ctx.token)), decision=reason)
-        if status:
-            conn.error(f"handshake refused ({status}): {reason}")
-            return web.Response(status=status, text=reason)
-        ws = web.WebSocketResponse(max_msg_size=ctx.limits.max_frame_bytes, autoping=True, heartbeat=None)
-        await ws.prepare(request)
-        session = DeviceSession(ctx, ws, conn, ctx.scenario.profile(device_id), version)
-        sessions.add(session)
-        try:
-            await session.run()
-        except (ConnectionResetError, asyncio.CancelledError):
-            raise
-        except Exception as exc:  # the server must survive any session bug; only this connection ends
-            conn.error(f"internal error: {type(exc).__name__}: {exc}")
-            with contextlib.suppress(Exception):
-                await ws.close(code=1011, message=b"internal error")
-        finally:
-            sessions.discard(session)
-        return ws
-    finally:
-        conn.close()
