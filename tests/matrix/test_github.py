@@ -139,9 +139,12 @@ def test_release_build_step_accepts_a_real_matrix_job(repo_root: Path) -> None:
     """The build step's command line, filled from a real job, parses as `matrix build` arguments."""
     matrix, _ = run_github(repo_root, "--shards", "3")
     job = matrix["include"][0]
+    import click
+
     from xzbuild.cli.main import cli as root
 
-    build = root.commands["matrix"].commands["build"]  # type: ignore[attr-defined]
+    matrix_group = root.get_command(click.Context(root), "matrix")
+    build = matrix_group.commands["build"]  # type: ignore[union-attr]
     args = ["--firmware", "firmware", "--idf", "local", "--idf-version", str(job["idf"]), "--keep-going",
             "--out", f"out/{job['job']}", *str(job["variants"]).split()]
     ctx = build.make_context("build", args)

@@ -94,11 +94,21 @@ def test_table_output_groups_by_target_with_totals(repo_root: Path) -> None:
     assert "total" in result.output and "esp32s3" not in result.output
 
 
+def test_listing_writes_no_cache_unless_asked(tmp_path: Path, repo_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("XZBUILD_NO_CACHE", raising=False)
+    boards = tmp_path / "boards"
+    shutil.copytree(repo_root / "boards", boards)
+    result = CliRunner().invoke(cli, ["matrix", "list", "--json", "--board", "bread-compact-wifi", "--boards", str(boards)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["board"] == "bread-compact-wifi"
+    assert not (tmp_path / ".xzbuild-cache").exists()
+
+
 def test_cache_hits_and_invalidates(tmp_path: Path, repo_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("XZBUILD_NO_CACHE", raising=False)
     boards = tmp_path / "boards"
     shutil.copytree(repo_root / "boards", boards)
-    args = ["matrix", "list", "--json", "--board", "bread-compact-wifi", "--boards", str(boards)]
+    args = ["matrix", "list", "--json", "--cache", "--board", "bread-compact-wifi", "--boards", str(boards)]
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     cached = list((tmp_path / ".xzbuild-cache" / "matrix").glob("list-*.json"))

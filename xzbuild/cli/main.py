@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 import sys
 
 import click
@@ -11,26 +11,64 @@ import click
 from xzbuild import __version__
 from xzbuild.errors import UserError
 
+# Top-level command → the CLI modules that define it or add subcommands to it (`hil_run` adds `hil run`).
+# Only these are imported to run that command, so `xzbuild matrix list` does not pay for every other
+# module. Modules missing from this map are still auto-discovered: they are imported for every command and
+# for --help (tests/matrix/test_cli_startup.py checks that the map agrees with a full discovery).
+LAZY_COMMANDS: dict[str, tuple[str, ...]] = {
+    "assets": ("assets", "assets_font"),
+    "boards": ("boards", "generate"),
+    "generate": ("generate",),
+    "hil": ("hil", "hil_run"),
+    "matrix": ("matrix", "build"),
+    "partitions": ("partitions",),
+    "server": ("server",),
+    "vboard": ("vboard",),
+}
 
-def _load_commands(root: click.Group) -> None:
-    """Add every ``COMMANDS`` entry of the modules in this package, in module-name order."""
-    import xzbuild.cli as pkg
 
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "main":
-            continue
-        module = importlib.import_module(f"xzbuild.cli.{info.name}")
-        for command in getattr(module, "COMMANDS", []):
-            root.add_command(command)
+def cli_modules() -> list[str]:
+    """Every command module of this package (name order), found without importing them."""
+    here = os.path.dirname(__file__)
+    names = (entry.name[:-3] for entry in os.scandir(here) if entry.name.endswith(".py"))
+    return sorted(n for n in names if not n.startswith("_") and n != "main")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+class _LazyGroup(click.Group):
+    """The root group: imports a command's modules when that command is looked up."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._loaded: set[str] = set()
+
+    def load(self, modules: list[str] | tuple[str, ...] | None = None) -> None:
+        """Import ``modules`` (all when None) and add their ``COMMANDS``, each module once."""
+        for name in cli_modules() if modules is None else modules:
+            if name in self._loaded:
+                continue
+            self._loaded.add(name)
+            module = importlib.import_module(f"xzbuild.cli.{name}")
+            for command in getattr(module, "COMMANDS", []):
+                self.add_command(command)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        mapped = LAZY_COMMANDS.get(cmd_name)
+        if mapped is None:
+            self.load()
+        else:
+            known = {m for mods in LAZY_COMMANDS.values() for m in mods}
+            self.load([*mapped, *(m for m in cli_modules() if m not in known)])
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="xzbuild")
 def cli() -> None:
     """xzbuild: boards, code generation, release matrix, asset bundles and HIL for xiaozhi-esp32."""
-
-
-_load_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

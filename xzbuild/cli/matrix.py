@@ -35,15 +35,19 @@ def matrix() -> None:
 @click.option("--all", "--include-excluded", "include_excluded", is_flag=True,
               help="Also list variants the IDF version excludes, with the reason.")
 @click.option("--extra", is_flag=True, help="With --json: add xzbuild keys (idf, status, reason, preview, ...).")
+@click.option("--cache", is_flag=True,
+              help="With --json: reuse the output from .xzbuild-cache/matrix/ while board files and code are "
+                   "unchanged (off by default; XZBUILD_NO_CACHE=1 disables it).")
 @_SHARD_OPT
 @_HISTORY_OPT
 def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, target: str | None,
-             include_excluded: bool, extra: bool, shard: str | None, cost_history: Path | None) -> None:
+             include_excluded: bool, extra: bool, cache: bool, shard: str | None, cost_history: Path | None) -> None:
     """List the variants of the release matrix for one ESP-IDF version."""
     from xzbuild.matrix.listing import listing_json, listing_table
 
     if as_json:
-        sys.stdout.write(listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history))
+        sys.stdout.write(listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history,
+                                      cache=cache))
         return
     listing_table(boards_dir, idf, board, target, include_excluded, shard, cost_history)
 

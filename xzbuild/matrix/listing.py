@@ -14,9 +14,11 @@ def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | No
                  shard: str | None, cost_history: Path | None) -> list[MatrixEntry]:
     """All entries (enabled and excluded) for the listing; with a shard, that shard of the enabled ones
     (exactly what `matrix build --shard` builds)."""
-    from xzbuild.model import load_boards
+    from xzbuild.model.loader import load_boards
 
-    board_set = load_boards(boards_dir)
+    # The matrix never reads hardware or config.h: those sections are syntax-checked, not built (boards check
+    # validates them), which is most of the parsing work.
+    board_set = load_boards(boards_dir, hardware=False)
     entries = list_variants(board_set, idf, board=board, target=target)
     if shard:
         return apply_shard([e for e in entries if e.enabled], shard, CostModel.from_file(cost_history))
@@ -24,14 +26,22 @@ def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | No
 
 
 def listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
-                 extra: bool, shard: str | None, cost_history: Path | None) -> str:
-    """The JSON text `matrix list --json` prints (one line, as upstream's json.dumps, plus a newline)."""
+                 extra: bool, shard: str | None, cost_history: Path | None, cache: bool = False) -> str:
+    """The JSON text `matrix list --json` prints (one line, as upstream's json.dumps, plus a newline).
+
+    ``cache=True`` (opt-in, `--cache`) reuses the text from `.xzbuild-cache/matrix/` while the inputs are
+    unchanged; by default every run computes the listing from the board files.
+    """
+    def compute() -> str:
+        return _listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history)
+
+    if not cache:
+        return compute()
     from xzbuild.matrix.cache import cached_text
 
     history = cost_history.read_bytes() if cost_history is not None and cost_history.is_file() else None
     args = ("list-json", idf, board, target, include_excluded, extra, shard, history)
-    return cached_text(boards_dir, args, lambda: _listing_json(boards_dir, idf, board, target, include_excluded,
-                                                               extra, shard, cost_history))
+    return cached_text(boards_dir, args, compute)
 
 
 def _listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xzbuild.model.check import Checker, describe
 from xzbuild.model.naming import IDENT_RE, TARGETS
@@ -17,7 +17,9 @@ from xzbuild.model.types import (
     parse_idf_spec,
 )
 from xzbuild.model.yamlmarks import MarkedDoc, join
-from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw
+
+if TYPE_CHECKING:
+    from xzbuild.parts.items import Item
 
 BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
               "variants", "hardware", "shared_gpios", "config_h_guard", "config_h"]
@@ -27,6 +29,8 @@ KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_co
 VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "p4x"]
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
 FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
+# Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
+HARDWARE_KEYS = ("hardware", "shared_gpios", "config_h_guard", "config_h")
 SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
 MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -37,7 +41,8 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
     data = ck.mapping(doc.data, "", BOARD_KEYS, required=["type", "target"])
     if not data and not isinstance(doc.data, dict):
         return None, ck
-    board = Board(dir=board_dir, path=doc.path, type="", target="", doc=doc)
+    board = Board(dir=board_dir, path=doc.path, type="", target="", doc=doc,
+                  hardware_loaded=not any(key in HARDWARE_KEYS for key in doc.skipped))
     board.type = ck.typed(data.get("type"), "type", str) or ""
     board.target = ck.typed(data.get("target"), "target", str) or ""
     if board.target and board.target not in TARGETS:
@@ -72,7 +77,8 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
             ck.error("shared_gpios", f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
         board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
-    board.config_h = _items(ck, data.get("config_h", []), "config_h")
+    if "config_h" in data:
+        board.config_h = _items(ck, data["config_h"], "config_h")
     for i, raw in enumerate(_list(ck, data.get("variants", []), "variants")):
         board.variants.extend(_variants(ck, board, raw, join("variants", i)))
     for index, variant in enumerate(board.variants):
@@ -195,6 +201,8 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
 
 def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
     """The config.h item tree as stored in YAML (``define``/``include``/``raw``/``branches``/``hardware``)."""
+    from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Raw
+
     out: list[Item] = []
     for i, item in enumerate(_list(ck, raw, path)):
         sub = join(path, i)

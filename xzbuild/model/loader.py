@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild.errors import Location, UserError, UserErrors
-from xzbuild.model.boardfile import board_dir_for, board_from_doc
+from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
 from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
 from xzbuild.model.naming import resolve_symbol
 from xzbuild.model.types import Board, FirmwareFacts, Variant
@@ -74,8 +74,13 @@ def _display(root: Path, path: Path) -> str:
         return str(path)
 
 
-def load_boards(root: Path, validate: bool = True) -> BoardSet:
-    """Load and validate ``root`` (usually ``boards/``). Raises UserErrors listing every problem."""
+def load_boards(root: Path, validate: bool = True, hardware: bool = True) -> BoardSet:
+    """Load and validate ``root`` (usually ``boards/``). Raises UserErrors listing every problem.
+
+    ``hardware=False`` is the release matrix's fast path: each file's hardware, shared_gpios and config.h
+    sections are syntax-checked (errors still name file:line:col) but not built or validated, so those
+    fields stay empty (``Board.hardware_loaded`` is False). Everything the matrix reads is fully checked.
+    """
     root = Path(root)
     if not root.is_dir():
         raise UserError(f"board directory {root} not found; pass --boards or run from the repository root")
@@ -96,7 +101,7 @@ def load_boards(root: Path, validate: bool = True) -> BoardSet:
     unreadable = 0
     for path in board_files(root):
         try:
-            doc = load_marked(path, _display(root, path))
+            doc = load_marked(path, _display(root, path), skip=() if hardware else HARDWARE_KEYS)
         except UserError as exc:
             errors.append(exc)
             unreadable += 1
@@ -156,6 +161,9 @@ def _resolve(bs: BoardSet, errors: list[UserError]) -> None:
             _effective(bs.firmware, v)
 
 
+_FLASH_SIZE = re.compile(r"CONFIG_ESPTOOLPY_FLASHSIZE_(\d+MB)")
+
+
 def _effective(fw: FirmwareFacts, v: Variant) -> None:
     """Layer sdkconfig.defaults, .<target> and the append; derive flash size, partition table, PSRAM."""
     merged: dict[str, str] = {}
@@ -165,8 +173,7 @@ def _effective(fw: FirmwareFacts, v: Variant) -> None:
     pairs += [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]  # type: ignore[misc]
     for key, val in pairs:
         merged[key] = val
-        m = re.fullmatch(r"CONFIG_ESPTOOLPY_FLASHSIZE_(\d+MB)", key)
-        if m and val == "y":
+        if val == "y" and key.startswith("CONFIG_ESPTOOLPY_FLASHSIZE_") and (m := _FLASH_SIZE.fullmatch(key)):
             flash = m.group(1)
     v.effective_sdkconfig = merged
     if flash:

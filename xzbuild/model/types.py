@@ -133,6 +133,9 @@ class Board:
     config_h: list[Item] = field(default_factory=list)
     config_h_guard: str | None = None
     has_config_json: bool = True
+    # False when loaded for the matrix only (load_boards(hardware=False)): hardware, shared_gpios and the
+    # config.h tree were syntax-checked but not built, so they are empty here.
+    hardware_loaded: bool = True
     doc: MarkedDoc | None = field(default=None, repr=False, compare=False)
 
     def location(self, dotted_key: str = "") -> Location:

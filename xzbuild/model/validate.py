@@ -83,6 +83,8 @@ def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
         out.extend(_kconfig_rules(board, k, f"kconfig.{i}"))
     for v in board.variants:
         out.extend(_variant_rules(bs, board, v))
+    if not board.hardware_loaded:
+        return out  # loaded for the matrix only: `boards check` runs the hardware rules
     out.extend(_pin_rules(board))
     from xzbuild.parts import count_hardware_markers
 
@@ -131,7 +133,8 @@ def _variant_rules(bs: BoardSet, board: Board, v: Variant) -> list[UserError]:
                 defaults.get(short) == value and not _overrides_other(defaults, short, value):
             out.append(UserError(f"{v.path_key}.sdkconfig.{short}: repeats the {board.target} default; "
                                  "remove it", where))
-    out.extend(_flash_fit(bs, v))
+    if board.hardware_loaded:  # the partition CSVs are hardware too; `boards check` fits them to the flash
+        out.extend(_flash_fit(bs, v))
     out.extend(_build_option_rules(bs, board, v))
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ class MarkedDoc:
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
     key_marks: dict[str, tuple[int, int]] = field(default_factory=dict)
     display_path: str = ""
+    skipped: tuple[str, ...] = ()  # top-level keys present in the file but only syntax-checked (see load_marked)
 
     def location(self, dotted: str = "", key: bool = False) -> Location:
         """Location of ``dotted``; falls back to the closest marked parent so errors always have a line."""
@@ -55,14 +57,32 @@ def join(path: str, part: str | int) -> str:
 
 # libyaml's parser is ~10x faster and reports the same marks; fall back to pure Python without it.
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CParser: Any = getattr(getattr(yaml, "_yaml", None), "CParser", None)  # None without libyaml: parse everything
+
+
+_RESOLVED: dict[tuple[Any, Any, Any], str] = {}
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader whose constructors we call node by node."""
 
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        """The safe loader's tag for a node, memoised: board files repeat the same keys and values a lot,
+        and the safe resolver has no path-dependent rules, so the answer depends only on these three."""
+        key = (kind, value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
 
 def _convert(loader: _Loader, node: yaml.Node, path: str, doc: MarkedDoc) -> Any:
     doc.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if node.tag == _STR_TAG and isinstance(node, yaml.ScalarNode):
+        return node.value  # what the str constructor returns, without its dispatch (most nodes are strings)
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         loader.flatten_mapping(node)
@@ -88,14 +108,63 @@ def _convert(loader: _Loader, node: yaml.Node, path: str, doc: MarkedDoc) -> Any
     return loader.construct_object(node, deep=True)
 
 
-def _unprintable(ch: str) -> bool:
-    """Characters PyYAML's reader rejects (it reports them without a line number)."""
-    return not (ch in "\t\n\r" or "\x20" <= ch <= "\x7e" or ch == "\x85" or "\xa0" <= ch <= "\ud7ff"
-                or "\ue000" <= ch <= "\ufffd" or "\U00010000" <= ch <= "\U0010ffff")
+# Characters PyYAML's reader rejects (it reports them without a line number).
+_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def load_marked(path: Path, display_path: str | None = None, text: str | None = None) -> MarkedDoc:
-    """Parse one YAML file; malformed YAML becomes a single ``file:line:col`` UserError."""
+# Lines at column 0 (top-level keys, their "- " items, comments), searched from a newline: a literal
+# first character lets the regex engine skip ahead instead of trying every position as `^` would.
+_TOP_LINE = re.compile(r"\n([^ \t\n][^\n]*)")
+_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?:[ \t]|$)")
+_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n would shift our line counts
+
+
+def _without_sections(text: str, skip: Collection[str]) -> tuple[str, list[str], list[str]] | None:
+    """``text`` with the top-level sections named in ``skip`` blanked out (same line count, so marks stay
+    right), the kept keys and the skipped keys; None when the file is not a plain block mapping with
+    unique identifier keys at column 0 (the caller then parses everything)."""
+    if _CParser is None or _OTHER_BREAKS.search(text):
+        return None
+    try:
+        _CParser(text).raw_parse()  # libyaml checks the syntax of the whole file without building objects
+    except Exception:  # noqa: BLE001 - any failure: the full parse reports it with its position
+        return None
+    starts: list[tuple[int, str]] = []
+    for m in _TOP_LINE.finditer("\n" + text):
+        line = m.group(1)
+        if line.startswith("#") or (starts and (line == "-" or line.startswith(("- ", "-\t")))):
+            continue
+        if line == "..." and starts and not text[m.end() - 1:].strip():
+            continue  # the document end marker PyYAML writes after a keep-chomped block scalar
+        key = _TOP_KEY.match(line)
+        if key is None:
+            return None
+        starts.append((m.start(), key.group(1)))  # m.start() is the "\n" before the line: its offset in text
+    names = [name for _, name in starts]
+    if not starts or len(set(names)) != len(names):
+        return None
+    pieces = [text[: starts[0][0]]]
+    kept: list[str] = []
+    skipped: list[str] = []
+    for i, (start, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        if name in skip:
+            pieces.append("\n" * text.count("\n", start, end))
+            skipped.append(name)
+        else:
+            pieces.append(text[start:end])
+            kept.append(name)
+    return "".join(pieces), kept, skipped
+
+
+def load_marked(path: Path, display_path: str | None = None, text: str | None = None,
+                skip: Collection[str] = ()) -> MarkedDoc:
+    """Parse one YAML file; malformed YAML becomes a single ``file:line:col`` UserError.
+
+    ``skip`` names top-level keys whose values the caller does not need: with libyaml they are only
+    syntax-checked (a syntax error anywhere still raises), not built, and ``doc.skipped`` lists them.
+    Files whose layout is not a plain block mapping are parsed whole.
+    """
     shown = display_path or str(path)
     if text is None:
         try:
@@ -105,12 +174,28 @@ def load_marked(path: Path, display_path: str | None = None, text: str | None = 
         except OSError as exc:
             raise UserError(f"cannot read file: {exc.strerror}", Location(shown)) from None
     doc = MarkedDoc(path=path, data=None, display_path=shown)
-    bad = next((i for i, ch in enumerate(text) if _unprintable(ch)), None)
-    if bad is not None:
+    found = _UNPRINTABLE.search(text)
+    if found is not None:
+        bad = found.start()
         line = text.count("\n", 0, bad) + 1
         col = bad - (text.rfind("\n", 0, bad) + 1) + 1
         raise UserError(f"invalid YAML: control character U+{ord(text[bad]):04X} is not allowed; delete it",
                         Location(shown, line, col))
+    partial = _without_sections(text, skip) if skip else None
+    if partial is not None:
+        short, kept, skipped = partial
+        loader = _Loader(short)
+        try:
+            node = loader.get_single_node()
+            doc.data = None if node is None else _convert(loader, node, "", doc)
+            if isinstance(doc.data, dict) and list(doc.data) == kept:
+                doc.skipped = tuple(skipped)
+                return doc
+        except (yaml.YAMLError, UserError, ValueError, TypeError, OverflowError, RecursionError):
+            pass  # e.g. an alias to an anchor in a skipped section: parse the whole file below
+        finally:
+            loader.dispose()
+        doc = MarkedDoc(path=path, data=None, display_path=shown)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
