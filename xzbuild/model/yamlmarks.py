@@ -75,6 +75,13 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
         return tag
 
+    # The safe loader has no path-dependent resolvers; libyaml's composer calls these once per node.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers: nothing to track."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers: nothing to track."""
+
 
 _STR_TAG = "tag:yaml.org,2002:str"
 
@@ -92,7 +99,7 @@ def _convert(loader: _Loader, node: yaml.Node, path: str, doc: MarkedDoc) -> Any
                     "mapping keys must be plain strings; write the key as text",
                     Location(doc.display_path, key_node.start_mark.line + 1, key_node.start_mark.column + 1),
                 )
-            key = loader.construct_object(key_node, deep=True)
+            key = key_node.value if key_node.tag == _STR_TAG else loader.construct_object(key_node, deep=True)
             key_text = str(key)
             child = join(path, key_text)
             if key in result:
