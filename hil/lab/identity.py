@@ -108,7 +108,10 @@ def _probe_locked(port: str, connect_attempts: int, reset: str) -> Detected:
     from esptool.logger import log
 
     # Silence esptool's console output (redirect_stdout would swap sys.stdout under other threads).
-    log.set_verbosity("silent")
+    # Numeric levels: the shared esp-pylib logger behind `log` may be esptool's subclass (which also takes
+    # "auto") or esp-pylib's own (which does not), depending on which package configured it first.
+    before = getattr(log, "_verbosity", 1)
+    log.set_verbosity(0)
     try:
         esp = detect_chip(port, connect_mode=RESET_MODES.get(reset, "default-reset"),
                           connect_attempts=connect_attempts)
@@ -122,7 +125,7 @@ def _probe_locked(port: str, connect_attempts: int, reset: str) -> Detected:
     except (esptool.FatalError, OSError, Exception) as exc:
         raise UserError(f"{port}: no ESP chip answered ({' '.join(str(exc).split())})") from None
     finally:
-        log.set_verbosity("auto")
+        log.set_verbosity(before)
     psram = None
     for feature in features:
         m = re.search(r"Embedded PSRAM (\d+)MB", feature)
