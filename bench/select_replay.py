@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -114,7 +115,8 @@ def main() -> int:
     ap.add_argument("--max-ratio", type=float, default=0.40)
     ap.add_argument("--first-parent", action="store_true", help="replay first-parent history (merges as one change)")
     ap.add_argument("--no-merges", action="store_true", help="replay only non-merge commits")
-    ap.add_argument("--threshold", type=float, default=0.8, help="select everything from this fraction on")
+    ap.add_argument("--threshold", type=float, default=1.0,
+                    help="select everything from this fraction on (default: exact selections, as `matrix select`)")
     ap.add_argument("--json", action="store_true", help="print per-commit rows as JSON")
     ap.add_argument("--verbose", "-v", action="store_true", help="print one line per commit")
     args = ap.parse_args()
@@ -131,7 +133,7 @@ def main() -> int:
     mode = ["--first-parent"] if args.first_parent else ["--no-merges"] if args.no_merges else []
     revs = git(args.upstream, "rev-list", *mode, f"--max-count={args.commits}", "HEAD").split()
     dir_map: list[tuple[str, str]] = []  # historical board dir prefix -> today's, for commits older than now
-    rows = []
+    rows: list[dict[str, Any]] = []
     total_up = total_ours = total_misses = 0
     for rev in revs:  # newest first, so dir_map holds exactly the renames made after `rev`
         parents = git(args.upstream, "rev-list", "--parents", "-n", "1", rev).split()[1:]

@@ -42,6 +42,8 @@ config USE_AFE
     bool "AFE"
     depends on IDF_TARGET_ESP32S3 && SPIRAM
 
+comment "Read the help text first."
+
 config SHARED_OPTION
     int "Shared"
     default 3
@@ -79,6 +81,8 @@ def edit(text: str, old: str, new: str) -> str:
     # help text, comments and whitespace never change a build
     (edit(KCONFIG, "Needs a clean reference signal.", "Needs a clean reference."), set(), set()),
     (edit(KCONFIG, "config SHARED_OPTION", "# a comment\n\nconfig   SHARED_OPTION"), set(), set()),
+    # a menuconfig `comment` entry's wording defines no symbol and reaches no build
+    (edit(KCONFIG, 'comment "Read the help text first."', 'comment "Warning: read the help text."'), set(), set()),
     # a board-conditional default added to a shared option: only where the condition holds
     (edit(KCONFIG, "    default 3\n", "    default 5 if BOARD_TYPE_B\n    default 3\n"), {"BOARD_TYPE_B"}, set()),
     # the per-target default line: the two boards swapped
@@ -96,6 +100,7 @@ def test_kconfig_board_limited_changes(new: str, symbols: set[str], targets: set
     edit(KCONFIG, "    default 3\n", "    default 5 if !BOARD_TYPE_B\n    default 3\n"),
     edit(KCONFIG, 'bool "negated"', 'bool "negated!"'),  # `!BOARD_TYPE_A` means every other board
     edit(KCONFIG, "endmenu\n", "config NEW_GLOBAL\n    bool \"x\"\nendmenu\n"),
+    edit(KCONFIG, 'comment "Read the help text first."\n', ""),  # an entry removed is still a change
 ])
 def test_kconfig_shared_changes_hit_everything(new: str) -> None:
     change = kconfig_change("main/Kconfig.projbuild", KCONFIG, new)

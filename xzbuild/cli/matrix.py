@@ -64,7 +64,7 @@ def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, targe
                    "has main/boards).")
 @click.option("--why", is_flag=True, help="Explain each selected variant and each changed path.")
 @click.option("--json", "as_json", is_flag=True, help="Print the selection as JSON.")
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
               help="Select everything once this fraction of variants is affected.")
 @_SHARD_OPT
 @_HISTORY_OPT

@@ -12,7 +12,8 @@ source whose change is only comments or spacing selects nothing (board files alw
 5. `sdkconfig.defaults.<target>` → that target's variants; `partitions/<csv>` → variants using that table.
 6. Paths every build shares (scripts CMake runs, sdkconfig.defaults) → every variant; paths outside the
    build inputs or ignored (docs, READMEs, unused locales) → nothing; any other build input → every variant.
-Finally, a selection covering at least `threshold` of all variants becomes "everything" (Zephyr-style).
+With `threshold` < 1, a selection covering at least that share of all variants becomes "everything"
+(Zephyr-style; off by default).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.manifest import component_manifest_change
 from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
 
-DEFAULT_THRESHOLD = 0.8
+# Selections are exact: rounding a large one up to "everything" (Zephyr-style) only adds builds, so it is off
+# unless asked for (`--threshold 0.8`).
+DEFAULT_THRESHOLD = 1.0
 _TABLES = {"main/Kconfig.projbuild", "main/CMakeLists.txt"}
 _MANIFEST = "main/idf_component.yml"
 # xzbuild-repo paths that shape every generated firmware tree.

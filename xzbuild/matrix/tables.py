@@ -189,7 +189,9 @@ def _kconfig_lines(text: str) -> list[_Line]:
         elif text_.startswith(("depends on ", "visible if ")):
             blocks[-1].exprs.append(text_.split(" ", 2)[2])
         member.append(len(blocks) - 1)
-        kept.append((text_, number))
+        # A `comment "..."` entry only labels menuconfig (it defines no symbol and reaches no sdkconfig.h), so
+        # its wording is not compared; adding or removing the entry still counts as a change.
+        kept.append(("comment" if text_.startswith("comment ") else text_, number))
 
     def own_gate(index: int) -> frozenset[str] | None:
         block = blocks[index]
