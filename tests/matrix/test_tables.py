@@ -81,8 +81,10 @@ def edit(text: str, old: str, new: str) -> str:
     # help text, comments and whitespace never change a build
     (edit(KCONFIG, "Needs a clean reference signal.", "Needs a clean reference."), set(), set()),
     (edit(KCONFIG, "config SHARED_OPTION", "# a comment\n\nconfig   SHARED_OPTION"), set(), set()),
-    # a menuconfig `comment` entry's wording defines no symbol and reaches no build
+    # a menuconfig `comment` entry defines no symbol and reaches no build: rewording, adding, removing it
     (edit(KCONFIG, 'comment "Read the help text first."', 'comment "Warning: read the help text."'), set(), set()),
+    (edit(KCONFIG, 'comment "Read the help text first."\n', ""), set(), set()),
+    (edit(KCONFIG, "endmenu\n", 'comment "More soon"\n    depends on SPIRAM\nendmenu\n'), set(), set()),
     # a board-conditional default added to a shared option: only where the condition holds
     (edit(KCONFIG, "    default 3\n", "    default 5 if BOARD_TYPE_B\n    default 3\n"), {"BOARD_TYPE_B"}, set()),
     # the per-target default line: the two boards swapped
@@ -100,7 +102,9 @@ def test_kconfig_board_limited_changes(new: str, symbols: set[str], targets: set
     edit(KCONFIG, "    default 3\n", "    default 5 if !BOARD_TYPE_B\n    default 3\n"),
     edit(KCONFIG, 'bool "negated"', 'bool "negated!"'),  # `!BOARD_TYPE_A` means every other board
     edit(KCONFIG, "endmenu\n", "config NEW_GLOBAL\n    bool \"x\"\nendmenu\n"),
-    edit(KCONFIG, 'comment "Read the help text first."\n', ""),  # an entry removed is still a change
+    # the line after a comment entry still counts (its `depends on` belongs to the comment, not to this)
+    edit(KCONFIG, 'comment "Read the help text first."\n\nconfig SHARED_OPTION\n    int "Shared"\n    default 3',
+         'comment "Read the help text first."\n\nconfig SHARED_OPTION\n    int "Shared"\n    default 4'),
 ])
 def test_kconfig_shared_changes_hit_everything(new: str) -> None:
     change = kconfig_change("main/Kconfig.projbuild", KCONFIG, new)

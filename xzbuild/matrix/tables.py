@@ -156,6 +156,7 @@ class _Block:
     exprs: list[str]
     parents: list[int]
     own: frozenset[str] | None = None
+    ui_only: bool = False
 
 
 def _kconfig_lines(text: str) -> list[_Line]:
@@ -185,13 +186,15 @@ def _kconfig_lines(text: str) -> list[_Line]:
             blocks.append(_Block([m.group(2)] if m.group(1) == "if" else [], list(stack)))
             stack.append(len(blocks) - 1)
         elif _KC_OTHER.match(text_) or not blocks:
-            blocks.append(_Block([], list(stack)))
+            blocks.append(_Block([], list(stack), ui_only=text_.startswith("comment ")))
         elif text_.startswith(("depends on ", "visible if ")):
             blocks[-1].exprs.append(text_.split(" ", 2)[2])
+        if blocks and blocks[-1].ui_only:
+            # A `comment "..."` entry (with its own `depends on`) only labels menuconfig: it defines no
+            # symbol and reaches no sdkconfig.h, so adding, rewording or removing one changes no build.
+            continue
         member.append(len(blocks) - 1)
-        # A `comment "..."` entry only labels menuconfig (it defines no symbol and reaches no sdkconfig.h), so
-        # its wording is not compared; adding or removing the entry still counts as a change.
-        kept.append(("comment" if text_.startswith("comment ") else text_, number))
+        kept.append((text_, number))
 
     def own_gate(index: int) -> frozenset[str] | None:
         block = blocks[index]
