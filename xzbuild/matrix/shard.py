@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,10 +84,12 @@ class CostModel:
         weight = TARGET_WEIGHTS.get(entry.target, DEFAULT_WEIGHT)
         if not self.history:
             return weight
+        from statistics import median  # imported here: only history-based costs need it
+
         same_target = [s for n, s in self.history.items() if self.targets.get(n) == entry.target]
         if same_target:
-            return statistics.median(same_target)
-        return statistics.median(self.history.values()) * weight
+            return median(same_target)
+        return median(self.history.values()) * weight
 
     @classmethod
     def from_file(cls, path: Path | None) -> CostModel:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,7 @@ from xzbuild.errors import Location, UserError, UserErrors
 from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
 from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
 from xzbuild.model.naming import resolve_symbol
-from xzbuild.model.types import Board, FirmwareFacts, Variant
+from xzbuild.model.types import Board, FirmwareFacts, KconfigEntry, Variant
 from xzbuild.model.yamlmarks import load_marked
 
 # Directories under boards/ that hold other data (partition tables belong to the partitions work).
@@ -67,11 +68,11 @@ def board_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
-def _display(root: Path, path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+def _display(root: Path, path: Path, cwd: str | None = None) -> str:
+    """``path`` relative to the working directory when inside it (as error messages show it)."""
+    text = str(path)
+    base = (cwd if cwd is not None else os.getcwd()).rstrip("/") + "/"
+    return text[len(base):] if os.path.isabs(text) and text.startswith(base) else text
 
 
 def load_boards(root: Path, validate: bool = True, hardware: bool = True) -> BoardSet:
@@ -99,9 +100,10 @@ def load_boards(root: Path, validate: bool = True, hardware: bool = True) -> Boa
                                 Location(_display(root, fw_path))))
     boards: list[Board] = []
     unreadable = 0
+    cwd = os.getcwd()
     for path in board_files(root):
         try:
-            doc = load_marked(path, _display(root, path), skip=() if hardware else HARDWARE_KEYS)
+            doc = load_marked(path, _display(root, path, cwd), skip=() if hardware else HARDWARE_KEYS)
         except UserError as exc:
             errors.append(exc)
             unreadable += 1
@@ -147,6 +149,11 @@ _BOARD_LINE = re.compile(r"^CONFIG_(BOARD_TYPE_[A-Za-z0-9_]+)=y$")
 def _resolve(bs: BoardSet, errors: list[UserError]) -> None:
     """Attach each variant's Kconfig entry (upstream ``_resolve_board_config``) and effective sdkconfig."""
     known = {k.symbol for b in bs.boards for k in b.kconfig}
+    entries: dict[str, KconfigEntry] = {}
+    for b in bs.boards:
+        for k in b.kconfig:
+            entries.setdefault(k.symbol, k)  # the first board owning a symbol, as a linear search finds it
+    layers: dict[str, tuple[dict[str, str], str | None]] = {}
     for board in bs.boards:
         candidates = [(k.symbol, k.target) for k in board.kconfig]
         for v in board.variants:
@@ -155,26 +162,39 @@ def _resolve(bs: BoardSet, errors: list[UserError]) -> None:
             if symbol is None:
                 errors.append(UserError(f"{v.path_key}: {problem}", v.location()))
             else:
-                v.kconfig = next((k for b in bs.boards for k in b.kconfig if k.symbol == symbol), None)
+                v.kconfig = entries.get(symbol)
                 if problem:
                     bs.warnings.append(f"{v.location()}: {v.name}: {problem}")
-            _effective(bs.firmware, v)
+            if v.target not in layers:
+                layers[v.target] = _defaults_layers(bs.firmware, v.target)
+            _effective(layers[v.target], v)
 
 
 _FLASH_SIZE = re.compile(r"CONFIG_ESPTOOLPY_FLASHSIZE_(\d+MB)")
 
 
-def _effective(fw: FirmwareFacts, v: Variant) -> None:
-    """Layer sdkconfig.defaults, .<target> and the append; derive flash size, partition table, PSRAM."""
-    merged: dict[str, str] = {}
-    flash = None
-    layers = [fw.sdkconfig_defaults.get("base", {}), fw.sdkconfig_defaults.get(v.target, {})]
-    pairs = [(f"CONFIG_{k}", val) for layer in layers for k, val in layer.items()]
-    pairs += [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]  # type: ignore[misc]
+def _layer(merged: dict[str, str], flash: str | None, pairs: list[tuple[str, str]]) -> str | None:
+    """Apply ``pairs`` in order to ``merged``; the flash size the last ``FLASHSIZE_<n>MB=y`` selects."""
     for key, val in pairs:
         merged[key] = val
         if val == "y" and key.startswith("CONFIG_ESPTOOLPY_FLASHSIZE_") and (m := _FLASH_SIZE.fullmatch(key)):
             flash = m.group(1)
+    return flash
+
+
+def _defaults_layers(fw: FirmwareFacts, target: str) -> tuple[dict[str, str], str | None]:
+    """sdkconfig.defaults then sdkconfig.defaults.<target> (shared by every variant of the target)."""
+    merged: dict[str, str] = {}
+    layers = [fw.sdkconfig_defaults.get("base", {}), fw.sdkconfig_defaults.get(target, {})]
+    flash = _layer(merged, None, [(f"CONFIG_{k}", val) for layer in layers for k, val in layer.items()])
+    return merged, flash
+
+
+def _effective(defaults: tuple[dict[str, str], str | None], v: Variant) -> None:
+    """Layer the target's defaults and the append; derive flash size, partition table, PSRAM."""
+    merged = dict(defaults[0])
+    pairs = [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]
+    flash = _layer(merged, defaults[1], pairs)  # type: ignore[arg-type]
     v.effective_sdkconfig = merged
     if flash:
         v.flash_size = flash

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from decimal import Decimal
 
 IDENT_RE = re.compile(r"^[a-z0-9.-]+$")
 MANUFACTURER_RE = re.compile(r"^[a-z0-9-]+$")
@@ -79,6 +78,8 @@ def resolve_symbol(
 
 def label_sort_key(label: str) -> list[tuple[int, object]]:
     """Natural order of BOARD_TYPE labels (upstream test): case-folded, CJK suffix dropped, decimals numeric."""
+    from decimal import Decimal  # only the label-order rule needs it; keeps `matrix list` startup small
+
     text = re.sub(rf"\s*\([^)]*[{CJK}][^)]*\)\s*$", "", label.casefold())
     key: list[tuple[int, object]] = []
     for part in re.split(r"(\d+(?:\.\d+)?)", text):

@@ -47,11 +47,18 @@ class MarkedDoc:
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")  # dotted sub-paths may be passed as one part
 
 
+_KEY_TEXT: dict[str, str] = {}  # board files repeat the same keys: quote each one once
+
+
 def join(path: str, part: str | int) -> str:
     """Append one key or index to a dotted path (an empty key is shown as ``""``)."""
-    text = str(part)
-    if not _PLAIN_KEY.match(text):
-        text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    text = str(part) if isinstance(part, int) else _KEY_TEXT.get(part)
+    if text is None:
+        text = str(part)
+        if not _PLAIN_KEY.match(text):
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if len(_KEY_TEXT) < 4096:
+            _KEY_TEXT[str(part)] = text
     return f"{path}.{text}" if path else text
 
 
