@@ -76,17 +76,18 @@ def resolve_symbol(
     return candidates[0][0], f"cannot tell which board symbol to use, selecting first ({candidates[0][0]})"
 
 
+_CJK_SUFFIX = re.compile(rf"\s*\([^)]*[{CJK}][^)]*\)\s*$")
+_NUMBERS = re.compile(r"(\d+(?:\.\d+)?)")
+
+
 def label_sort_key(label: str) -> list[tuple[int, object]]:
     """Natural order of BOARD_TYPE labels (upstream test): case-folded, CJK suffix dropped, decimals numeric."""
     from decimal import Decimal  # only the label-order rule needs it; keeps `matrix list` startup small
 
-    text = re.sub(rf"\s*\([^)]*[{CJK}][^)]*\)\s*$", "", label.casefold())
+    text = _CJK_SUFFIX.sub("", label.casefold())
     key: list[tuple[int, object]] = []
-    for part in re.split(r"(\d+(?:\.\d+)?)", text):
-        if not part:
-            continue
-        if re.fullmatch(r"\d+(?:\.\d+)?", part):
-            key.append((0, Decimal(part)))
-        else:
-            key.append((1, part))
+    # split() with one group alternates text and numbers: odd items are the numbers (text has no digits).
+    for i, part in enumerate(_NUMBERS.split(text)):
+        if part:
+            key.append((0, Decimal(part)) if i % 2 else (1, part))
     return key
