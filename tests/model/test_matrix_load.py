@@ -7,10 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.model.factory import WIFI_BOARD, make_board_tree
 from tests.model.test_validation_table import CASES
-from xzbuild.errors import UserErrors
+from xzbuild.errors import UserError, UserErrors
 from xzbuild.model import load_boards
 from xzbuild.model.boardfile import HARDWARE_KEYS
 from xzbuild.model.yamlmarks import load_marked
@@ -114,3 +116,52 @@ def test_layouts_it_cannot_skim_are_parsed_whole(tmp_path: Path, text: str, skip
 def test_committed_boards_all_take_the_fast_path(repo_root: Path) -> None:
     bs = load_boards(repo_root / "boards", hardware=False)
     assert bs.boards and not any(b.hardware_loaded for b in bs.boards)
+
+
+def _section_at(text: str, line: int) -> str | None:
+    """The top-level key whose section holds ``line`` (1-based)."""
+    found = None
+    for number, row in enumerate(text.split("\n"), 1):
+        if number > line:
+            break
+        m = re.match(r"([A-Za-z_]\w*):", row)
+        if m:
+            found = m.group(1)
+    return found
+
+
+_CHARS = list(":-[]{}!&*#|>'\"\t %@`,?\n\\ab0.")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_skimming_agrees_with_a_full_parse_on_mutated_text(data: st.DataObject) -> None:
+    """Random text edits anywhere: the skimmed parse fails exactly when the full parse does (same error),
+    and otherwise yields the full parse's data and marks for every kept section."""
+    text = data.draw(st.sampled_from([WIFI_BOARD, _moved_hardware_first()]))
+    for _ in range(data.draw(st.integers(1, 3))):
+        pos = data.draw(st.integers(0, len(text)))
+        if data.draw(st.booleans()):
+            text = text[:pos] + "".join(data.draw(st.lists(st.sampled_from(_CHARS), min_size=1, max_size=4))) + text[pos:]
+        else:
+            text = text[:pos] + text[pos + data.draw(st.integers(1, 12)):]
+    path = Path("b.yaml")
+    try:
+        whole = load_marked(path, text=text)
+    except UserError as exc:
+        try:
+            fast = load_marked(path, text=text, skip=HARDWARE_KEYS)
+        except UserError as again:
+            assert str(again) == str(exc)
+            return
+        # Only syntax is checked in skipped sections: tags, anchors, duplicate keys there are `boards check`'s.
+        assert exc.location is not None and _section_at(text, exc.location.line) in fast.skipped, str(exc)
+        return
+    fast = load_marked(path, text=text, skip=HARDWARE_KEYS)
+    skipped = set(fast.skipped)
+    assert isinstance(whole.data, dict) or not skipped
+    if isinstance(whole.data, dict):
+        assert fast.data == {k: v for k, v in whole.data.items() if k not in skipped}
+        assert skipped <= set(whole.data)
+    assert {k: v for k, v in fast.marks.items() if k.split(".")[0] not in skipped} == \
+        {k: v for k, v in whole.marks.items() if k.split(".")[0] not in skipped}

@@ -139,10 +139,6 @@ def _without_sections(text: str, skip: Collection[str]) -> tuple[str, list[str],
     unique identifier keys at column 0 (the caller then parses everything)."""
     if _CParser is None or _OTHER_BREAKS.search(text):
         return None
-    try:
-        _CParser(text).raw_parse()  # libyaml checks the syntax of the whole file without building objects
-    except Exception:  # noqa: BLE001 - any failure: the full parse reports it with its position
-        return None
     starts: list[tuple[int, str]] = []
     for m in _TOP_LINE.finditer("\n" + text):
         line = m.group(1)
@@ -158,16 +154,27 @@ def _without_sections(text: str, skip: Collection[str]) -> tuple[str, list[str],
     if not starts or len(set(names)) != len(names):
         return None
     pieces = [text[: starts[0][0]]]
+    others = [pieces[0]]
     kept: list[str] = []
     skipped: list[str] = []
     for i, (start, name) in enumerate(starts):
         end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        blank = "\n" * text.count("\n", start, end)
         if name in skip:
-            pieces.append("\n" * text.count("\n", start, end))
+            pieces.append(blank)
+            others.append(text[start:end])
             skipped.append(name)
         else:
             pieces.append(text[start:end])
+            others.append(blank)
             kept.append(name)
+    if skipped:
+        # The caller parses the kept sections; libyaml checks the syntax of the skipped ones without building
+        # objects. Both are whole top-level entries, so the file parses exactly when both parts do.
+        try:
+            _CParser("".join(others)).raw_parse()
+        except Exception:  # noqa: BLE001 - any failure: the full parse reports it with its position
+            return None
     return "".join(pieces), kept, skipped
 
 
