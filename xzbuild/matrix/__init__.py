@@ -5,8 +5,13 @@ Public API for other stages::
     from xzbuild.matrix import list_variants, apply_shard, select_variants, MatrixEntry, Status
 """
 
+from typing import TYPE_CHECKING
+
 from xzbuild.matrix.entries import DEFAULT_IDF, MatrixEntry, Status, list_variants, normalize_idf
-from xzbuild.matrix.shard import CostModel, apply_shard, parse_shard, partition
+
+if TYPE_CHECKING:
+    from xzbuild.matrix.select import select_variants
+    from xzbuild.matrix.shard import CostModel, apply_shard, parse_shard, partition
 
 __all__ = [
     "DEFAULT_IDF",
@@ -22,10 +27,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # Selection pulls in difflib/yaml/subprocess; load it only when asked for.
-    if name == "select_variants":
-        from xzbuild.matrix.select import select_variants
+_LAZY = {"select_variants": "select", "CostModel": "shard", "apply_shard": "shard", "parse_shard": "shard",
+         "partition": "shard"}
 
-        return select_variants
+
+def __getattr__(name: str) -> object:
+    # Selection (difflib/yaml/subprocess) and sharding load only when asked for: `matrix list` needs neither.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"xzbuild.matrix.{_LAZY[name]}"), name)
     raise AttributeError(name)

@@ -7,7 +7,6 @@ from collections import Counter
 from pathlib import Path
 
 from xzbuild.matrix.entries import MatrixEntry, list_variants, normalize_idf
-from xzbuild.matrix.shard import CostModel, apply_shard
 
 
 def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | None,
@@ -21,6 +20,8 @@ def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | No
     board_set = load_boards(boards_dir, hardware=False)
     entries = list_variants(board_set, idf, board=board, target=target)
     if shard:
+        from xzbuild.matrix.shard import CostModel, apply_shard
+
         return apply_shard([e for e in entries if e.enabled], shard, CostModel.from_file(cost_history))
     return entries
 

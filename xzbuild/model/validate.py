@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.errors import UserError
@@ -123,16 +122,15 @@ def _variant_rules(bs: BoardSet, board: Board, v: Variant) -> list[UserError]:
     for line in v.sdkconfig_append:
         key, _, value = line.partition("=")
         short = key.removeprefix("CONFIG_")
-        where = v.location(f"sdkconfig.{short}")
         if v.chip_variant == "p4" and line in ("CONFIG_ESP32P4_SELECTS_REV_LESS_V3=y", "CONFIG_ESP32P4_REV_MIN_100=y"):
             continue
         if _FORBIDDEN_APPEND.match(key):
             out.append(UserError(f"{v.path_key}.sdkconfig.{short}: language and wake word are build-time options; "
-                                 "remove this key", where))
+                                 "remove this key", v.location(f"sdkconfig.{short}")))
         elif (short.startswith("ESPTOOLPY_FLASHSIZE_") or short == "PARTITION_TABLE_CUSTOM_FILENAME") and \
                 defaults.get(short) == value and not _overrides_other(defaults, short, value):
             out.append(UserError(f"{v.path_key}.sdkconfig.{short}: repeats the {board.target} default; "
-                                 "remove it", where))
+                                 "remove it", v.location(f"sdkconfig.{short}")))
     if board.hardware_loaded:  # the partition CSVs are hardware too; `boards check` fits them to the flash
         out.extend(_flash_fit(bs, v))
     out.extend(_build_option_rules(bs, board, v))
@@ -284,9 +282,10 @@ def _uniqueness(bs: BoardSet) -> list[UserError]:
     entries = [(k, b, f"kconfig.{i}") for b in bs.boards for i, k in enumerate(b.kconfig)]
     unique([(k.symbol, b, f"{p}.symbol") for k, b, p in entries], "Kconfig symbol")
     unique([(k.label, b, f"{p}.label") for k, b, p in entries], "Kconfig label")
-    keyed: Callable[[Any], Any] = lambda kbp: tuple(label_sort_key(kbp[0].label))  # noqa: E731
-    for (k1, b1, p1), (k2, _b2, p2) in zip(sorted(entries, key=keyed), sorted(entries, key=keyed)[1:], strict=False):
-        if k1.label != k2.label and label_sort_key(k1.label) == label_sort_key(k2.label):
+    # Each label's sort key once; neighbours in sorted order are the only candidates for "sorts equal".
+    ordered = sorted(((tuple(label_sort_key(k.label)), k, b, p) for k, b, p in entries), key=lambda row: row[0])
+    for (key1, k1, b1, p1), (key2, k2, _b2, p2) in zip(ordered, ordered[1:], strict=False):
+        if k1.label != k2.label and key1 == key2:
             out.append(_err(b1, f"{p1}.label", f"sorts equal to '{k2.label}' ({p2}); make the labels differ"))
     return out
 
