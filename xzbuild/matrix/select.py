@@ -8,7 +8,9 @@ source whose change is only comments or spacing selects nothing (board files alw
 2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
 3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
    text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
-4. A part's firmware paths (part_paths.yaml) → the variants whose boards use the part.
+4. A part's firmware paths (part_paths.yaml) → the variants whose boards use the part. With base/head
+   content, a source main/CMakeLists.txt compiles only for some targets or with an off-by-default option
+   on (cmake_gates.py) selects only those variants (a part source: those of its users).
 5. `sdkconfig.defaults.<target>` → that target's variants; `partitions/<csv>` → variants using that table.
 6. Paths every build shares (scripts CMake runs, sdkconfig.defaults) → every variant; paths outside the
    build inputs or ignored (docs, READMEs, unused locales) → nothing; any other build input → every variant.
@@ -25,16 +27,19 @@ from pathlib import Path
 from typing import Protocol
 
 from xzbuild.errors import UserError
+from xzbuild.matrix.cmake_gates import Gate, source_gate, union
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.manifest import component_manifest_change
 from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
+from xzbuild.model.naming import TARGETS
 
 # Selections are exact: rounding a large one up to "everything" (Zephyr-style) only adds builds, so it is off
 # unless asked for (`--threshold 0.8`).
 DEFAULT_THRESHOLD = 1.0
 _TABLES = {"main/Kconfig.projbuild", "main/CMakeLists.txt"}
+_COMPILED_SUFFIXES = (".c", ".cc", ".cpp")  # translation units; headers reach whoever includes them
 _MANIFEST = "main/idf_component.yml"
 # xzbuild-repo paths that shape every generated firmware tree.
 _XZBUILD_GLOBAL = ["templates/**", "xzbuild/**", "pyproject.toml"]
@@ -201,11 +206,51 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
     if part is None:
         return False
     users = picker.graph.part_users(part)
-    if users is None:
+    gate = _compile_gate(path, picker, content)
+    if users is None and gate is None:
         picker.all(path, f"part {part.name}: no firmware tree scanned to know its users (use --firmware)")
+    elif gate is None:
+        picker.boards(path, set(users or ()), f"uses part {part.name}")
     else:
-        picker.boards(path, users, f"uses part {part.name}")
+        hit = [e for e in picker.entries if (users is None or e.board in users) and gate.admits(e)]
+        picker.where(path, hit, f"uses part {part.name}; {_describe(gate)}")
     return True
+
+
+def _gated_source(path: str, picker: _Picker, content: ContentSource | None) -> bool:
+    """A shared source main/CMakeLists.txt compiles only for some targets or with some option on."""
+    gate = _compile_gate(path, picker, content)
+    if gate is None:
+        return False
+    picker.where(path, [e for e in picker.entries if gate.admits(e)], _describe(gate))
+    return True
+
+
+def _compile_gate(path: str, picker: _Picker, content: ContentSource | None) -> Gate | None:
+    """How main/CMakeLists.txt (old and new) limits compiling this source; None if it does not."""
+    if content is None or not path.startswith("main/") or not path.endswith(_COMPILED_SUFFIXES):
+        return None
+    rel = path.removeprefix("main/")
+    universe = frozenset(TARGETS) | {e.target for e in picker.entries}
+    sides = []
+    for get in (content.old, content.new):
+        cmake = get("main/CMakeLists.txt")
+        if cmake is not None:
+            sides.append(source_gate(rel, cmake, get("main/Kconfig.projbuild") or "", universe))
+    gate = union(sides)
+    if gate is None or (gate.targets >= universe and gate.options is None):
+        return None
+    return gate
+
+
+def _describe(gate: Gate) -> str:
+    if not gate.targets:
+        return "main/CMakeLists.txt compiles it for no variant"
+    where = "" if gate.targets >= set(TARGETS) else f"targets {', '.join(sorted(gate.targets))}"
+    if gate.options is not None:
+        option = f"{' or '.join('CONFIG_' + o for o in sorted(gate.options))} on"
+        where = f"{where} with {option}" if where else f"variants with {option}"
+    return f"main/CMakeLists.txt compiles it only for {where}"
 
 
 def _locale(path: str, picker: _Picker, content: ContentSource | None) -> bool:
@@ -245,8 +290,8 @@ def _shared_or_ignored(path: str, picker: _Picker, content: ContentSource | None
     return True
 
 
-_RULES: list[Rule] = [_comment_only, _partition_table, _board_data, _board_dir, _global_table, _part, _locale,
-                      _target_defaults, _shared_or_ignored]
+_RULES: list[Rule] = [_comment_only, _partition_table, _board_data, _board_dir, _global_table, _part,
+                      _gated_source, _locale, _target_defaults, _shared_or_ignored]
 
 
 def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:

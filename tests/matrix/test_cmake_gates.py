@@ -1,0 +1,129 @@
+"""Sources main/CMakeLists.txt compiles only for some targets or with an option on narrow a selection."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.matrix.conftest import make_entry
+from xzbuild.matrix.cmake_gates import Gate, off_by_default, source_gate, union
+from xzbuild.matrix.graph import BoardGraph, load_path_map
+from xzbuild.matrix.select import select_variants
+
+UNIVERSE = frozenset({"esp32", "esp32c3", "esp32s3", "esp32p4"})
+
+CMAKE = """\
+set(SOURCES "application.cc"
+            "display/lcd_display.cc")
+list(APPEND SOURCES "boards/common/board.cc")
+if(CONFIG_IDF_TARGET_ESP32S3 OR CONFIG_IDF_TARGET_ESP32P4)
+    list(APPEND SOURCES "audio/afe_engine.cc")
+else()
+    list(APPEND SOURCES "audio/lite_engine.cc")
+endif()
+if (CONFIG_USE_BLUFI)
+    list(APPEND SOURCES "net/blufi.cpp")
+endif ()
+if(CONFIG_USE_HOTSPOT)
+    list(APPEND SOURCES "boards/common/hotspot.cc")
+endif()
+if(CONFIG_USE_CHOSEN)
+    list(APPEND SOURCES "chosen.cc")
+endif()
+if(BOARD_TYPE STREQUAL "x")
+    list(APPEND SOURCES "odd.cc")
+endif()
+if(CONFIG_IDF_TARGET_ESP32)
+    list(REMOVE_ITEM SOURCES "display/lcd_display.cc")
+endif()
+set(EXTRA "extra.cc")
+file(GLOB COMMON ${CMAKE_CURRENT_SOURCE_DIR}/boards/common/*.cc)
+idf_component_register(SRCS ${SOURCES} ${EXTRA})
+"""
+
+KCONFIG = """\
+config USE_BLUFI
+    bool "BluFi"
+    select BT_ENABLED
+config USE_HOTSPOT
+    bool "Hotspot"
+    default y
+choice PICK
+    prompt "pick"
+    config USE_CHOSEN
+        bool "chosen"
+endchoice
+"""
+
+
+@pytest.mark.parametrize(("rel", "expected"), [
+    ("audio/afe_engine.cc", Gate(frozenset({"esp32s3", "esp32p4"}))),
+    ("audio/lite_engine.cc", Gate(frozenset({"esp32", "esp32c3"}))),      # else() after target conditions
+    ("net/blufi.cpp", Gate(UNIVERSE, frozenset({"USE_BLUFI"}))),  # off unless a variant sets it
+    ("gone.cc", Gate(frozenset())),                                      # not compiled at all
+    ("application.cc", Gate(UNIVERSE)),                                  # unconditional
+    ("display/lcd_display.cc", Gate(UNIVERSE)),                          # REMOVE_ITEM is ignored (superset)
+    ("boards/common/hotspot.cc", None),                                  # default y: not decidable here
+    ("chosen.cc", None),                                                 # a choice member may be the default
+    ("odd.cc", None),                                                    # a condition on something else
+    ("extra.cc", None),                                                  # listed some other way
+    ("boards/common/sy6970.cc", None),                                   # may come from the glob
+])
+def test_source_gate(rel: str, expected: Gate | None) -> None:
+    assert source_gate(rel, CMAKE, KCONFIG, UNIVERSE) == expected
+
+
+def test_off_by_default_needs_a_plain_bool_nobody_selects() -> None:
+    assert off_by_default("USE_BLUFI", KCONFIG)
+    assert not off_by_default("USE_HOTSPOT", KCONFIG)
+    assert not off_by_default("USE_CHOSEN", KCONFIG)
+    assert not off_by_default("BT_ENABLED", KCONFIG)  # not defined here
+    assert not off_by_default("USE_BLUFI", KCONFIG + "config OTHER\n    bool \"o\"\n    select USE_BLUFI\n")
+
+
+def test_union_keeps_everything_either_side_compiles() -> None:
+    a, b = Gate(frozenset({"esp32s3"})), Gate(frozenset({"esp32p4"}))
+    assert union([a, b]) == Gate(frozenset({"esp32s3", "esp32p4"}))
+    assert union([a, None]) is None
+    assert union([a, Gate(frozenset({"esp32"}), frozenset({"X"}))]) is None
+
+
+class _Content:
+    def __init__(self, old: dict[str, str], new: dict[str, str]) -> None:
+        self._old, self._new = old, new
+
+    def old(self, path: str) -> str | None:
+        return self._old.get(path)
+
+    def new(self, path: str) -> str | None:
+        return self._new.get(path)
+
+
+def test_selection_uses_the_gates_of_base_and_head() -> None:
+    entries = [make_entry("s3", "s3", "esp32s3"), make_entry("p4", "p4", "esp32p4"), make_entry("c3", "c3", "esp32c3")]
+    graph = BoardGraph({}, load_path_map())
+    files = {"main/CMakeLists.txt": CMAKE, "main/Kconfig.projbuild": KCONFIG}
+    content = _Content(files, files)
+    sel = select_variants(entries, ["main/audio/afe_engine.cc"], graph, content)
+    assert [e.full_name for e in sel.entries] == ["s3", "p4"] and sel.everything is None
+    assert "compiles it only for targets esp32p4, esp32s3" in sel.why["s3"][0]
+    # synthetic entries have no model variant: an option gate keeps them (nothing known to rule them out)
+    assert len(select_variants(entries, ["main/net/blufi.cpp"], graph, content).entries) == 3
+    # a source moved out of the target block at head: every variant
+    moved = {**files, "main/CMakeLists.txt": CMAKE.replace('list(APPEND SOURCES "audio/afe_engine.cc")', "")
+             .replace('"application.cc"', '"application.cc" "audio/afe_engine.cc"')}
+    assert select_variants(entries, ["main/audio/afe_engine.cc"], graph, _Content(files, moved)).everything
+    # without base/head content the old rule stands: an unknown shared source rebuilds everything
+    assert select_variants(entries, ["main/audio/afe_engine.cc"], graph, None).everything
+
+
+def test_option_gate_follows_the_variant_sdkconfig(board_set) -> None:  # type: ignore[no-untyped-def]
+    from xzbuild.matrix.entries import list_variants
+
+    entries = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
+    gate = Gate(frozenset({e.target for e in entries}), frozenset({"USE_ESP_BLUFI_WIFI_PROVISIONING"}))
+    chosen = [e for e in entries if gate.admits(e)]
+    assert 0 < len(chosen) < len(entries)
+    for e in chosen:
+        assert e.variant is not None
+        assert e.variant.build_options or \
+            e.variant.effective_sdkconfig.get("CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING") == "y"

@@ -1,0 +1,169 @@
+"""Which variants compile a firmware source that `main/CMakeLists.txt` adds only under a condition.
+
+`if(CONFIG_IDF_TARGET_ESP32S3 OR ...)` limits a source to targets; `if(CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING)`
+limits it to the variants whose sdkconfig turns that option on. Only what can be decided for sure narrows
+a selection: a condition must be `CONFIG_` symbols joined by all-OR (or one symbol), `else()` counts only
+after target conditions, a Kconfig symbol must be a `bool` of `main/Kconfig.projbuild` that is off unless
+a variant's sdkconfig sets it (variants with build options are kept: an option may set it), and a source
+that is also listed unconditionally, or may come from a `file(GLOB ...)`, is compiled by every variant.
+Removing a source (`REMOVE_ITEM`) is ignored, which only keeps more variants.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xzbuild.matrix.entries import MatrixEntry
+
+_TARGET = re.compile(r"^CONFIG_IDF_TARGET_(\w+)$")
+_IF = re.compile(r"^\s*(if|elseif)\s*\((.*)\)\s*$", re.IGNORECASE)
+_ELSE = re.compile(r"^\s*else\s*\(.*\)\s*$", re.IGNORECASE)
+_ENDIF = re.compile(r"^\s*endif\s*\(.*\)\s*$", re.IGNORECASE)
+_SOURCE_LIST = re.compile(r"^\s*(?:set\s*\(\s*SOURCES\b|list\s*\(\s*APPEND\s+SOURCES\b)", re.IGNORECASE)
+_GLOB = re.compile(r"^\s*file\s*\(\s*GLOB(?:_RECURSE)?\s+\w+\s+(.*?)\)\s*$", re.IGNORECASE)
+_REMOVE = re.compile(r"^\s*list\s*\(\s*REMOVE_ITEM\s+SOURCES\b", re.IGNORECASE)
+_KC_ENTRY_WORDS = {"config", "menuconfig", "choice", "endchoice", "menu", "endmenu", "if", "endif", "comment",
+                   "source"}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Targets that compile a source, and Kconfig options of which one must be on (None: no option needed)."""
+
+    targets: frozenset[str]
+    options: frozenset[str] | None = None
+
+    def admits(self, entry: MatrixEntry) -> bool:
+        """True if ``entry`` may compile the source (a variant without model data, or with build options,
+        counts as yes for the options)."""
+        if entry.target not in self.targets:
+            return False
+        variant = entry.variant
+        if self.options is None or variant is None or variant.build_options:
+            return True
+        return any(variant.effective_sdkconfig.get(f"CONFIG_{o}") == "y" for o in self.options)
+
+
+@functools.lru_cache(maxsize=256)
+def off_by_default(symbol: str, kconfig: str) -> bool:
+    """True if `symbol` is a `bool` entry of this Kconfig text with no default but n, outside any choice, and
+    no entry selects or implies it: then it is on only where a variant's sdkconfig sets it."""
+    if re.search(rf"^\s*(?:select|imply)\s+{re.escape(symbol)}\b", kconfig, re.MULTILINE):
+        return False
+    lines = [line.split("#", 1)[0].split() for line in kconfig.splitlines()]
+    depth = 0
+    for i, words in enumerate(lines):
+        if not words:
+            continue
+        depth += {"choice": 1, "endchoice": -1}.get(words[0], 0)
+        if words[0] not in ("config", "menuconfig") or words[1:2] != [symbol]:
+            continue
+        if depth:
+            return False
+        body = []
+        for rest in lines[i + 1:]:
+            if rest and rest[0] in _KC_ENTRY_WORDS:
+                break
+            if rest:
+                body.append(rest)
+        kinds = [w[0] for w in body if w[0] in ("bool", "tristate", "int", "hex", "string", "def_bool", "def_tristate")]
+        return kinds == ["bool"] and all(w == ["default", "n"] for w in body if w[0] == "default")
+    return False
+
+
+def _condition(expr: str, kconfig: str, universe: frozenset[str]) -> Gate | None:
+    """The gate an `if()` condition sets up, or None when it cannot be decided for sure."""
+    words = expr.split()
+    terms, ops = words[0::2], {w.upper() for w in words[1::2]}
+    if not words or len(words) % 2 == 0 or not ops <= {"OR"} or not all(t.startswith("CONFIG_") for t in terms):
+        return None
+    targets = {m.group(1).lower() for t in terms if (m := _TARGET.match(t))}
+    if targets:
+        return Gate(frozenset(targets) & universe) if len(targets) == len(terms) else None
+    symbols = frozenset(t.removeprefix("CONFIG_") for t in terms)
+    return Gate(universe, symbols) if all(off_by_default(s, kconfig) for s in symbols) else None
+
+
+def _nested(stack: Sequence[list[Gate | None]], universe: frozenset[str]) -> Gate | None:
+    """The gate of the current line: every open branch must hold (at most one option clause is kept)."""
+    targets = universe
+    options: frozenset[str] | None = None
+    for branches in stack:
+        gate = branches[-1]
+        if gate is None:
+            return None
+        targets &= gate.targets
+        if gate.options is not None:
+            options = gate.options if options is None else options  # AND of clauses: the first is a superset
+    return Gate(targets, options)
+
+
+@functools.lru_cache(maxsize=8)  # the same CMakeLists.txt is asked about once per changed source
+def _statements(text: str) -> list[str]:
+    """CMake commands, each joined onto one line (comments dropped)."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
+        buf.append(line.strip())
+        depth += line.count("(") - line.count(")")
+        if depth <= 0:
+            out.append(" ".join(part for part in buf if part))
+            buf, depth = [], 0
+    if buf:
+        out.append(" ".join(part for part in buf if part))
+    return out
+
+
+def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) -> Gate | None:
+    """The variants that compile `main/<rel>` according to this `main/CMakeLists.txt`, as a Gate (an empty
+    one when it is not compiled at all); None when every variant may compile it or it cannot be told."""
+    found: list[Gate] = []
+    stack: list[list[Gate | None]] = []  # per open if(): the gates of its branches so far
+    mention = re.compile(rf"(?<![\w/.-]){re.escape(rel)}(?![\w/.-])")
+    for line in _statements(cmake):
+        if (m := _IF.match(line)) is not None:
+            gate = _condition(m.group(2), kconfig, universe)
+            if m.group(1).lower() == "if":
+                stack.append([gate])
+            elif stack:
+                stack[-1].append(gate)
+        elif _ELSE.match(line) and stack:
+            before = stack[-1]
+            if all(g is not None and g.options is None for g in before):
+                taken = frozenset().union(*(g.targets for g in before if g is not None))
+                stack[-1].append(Gate(universe - taken))
+            else:
+                stack[-1].append(None)
+        elif _ENDIF.match(line) and stack:
+            stack.pop()
+        elif (g := _GLOB.match(line)) is not None:
+            for pattern in g.group(1).split():
+                pattern = re.sub(r"\$\{[^}]*\}", "*", pattern.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").strip('"'))
+                if fnmatch.fnmatch(rel, pattern):
+                    return None  # may come from a glob: every variant
+        elif mention.search(line):
+            if _SOURCE_LIST.match(line):
+                gate = _nested(stack, universe)
+                if gate is None:
+                    return None
+                found.append(gate)
+            elif not _REMOVE.match(line):
+                return None  # used some other way: no limit known
+    return union(found) if found else Gate(frozenset())
+
+
+def union(gates: Sequence[Gate | None]) -> Gate | None:
+    """A gate admitting what any of ``gates`` admits (None if one of them is None: everyone)."""
+    if not gates or any(g is None for g in gates):
+        return None
+    real = [g for g in gates if g is not None]
+    options = {g.options for g in real}
+    if len(options) != 1:
+        return None  # different option clauses: keep it simple and exact
+    return Gate(frozenset().union(*(g.targets for g in real)), real[0].options)
