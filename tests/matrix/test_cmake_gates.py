@@ -127,3 +127,17 @@ def test_option_gate_follows_the_variant_sdkconfig(board_set) -> None:  # type: 
         assert e.variant is not None
         assert e.variant.build_options or \
             e.variant.effective_sdkconfig.get("CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING") == "y"
+
+
+def test_new_off_option_selects_only_variants_that_set_it(board_set) -> None:  # type: ignore[no-untyped-def]
+    from xzbuild.matrix.entries import list_variants
+
+    entries = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
+    base = 'menu "X"\nconfig KEEP\n    bool "k"\nendmenu\n'
+    added = base.replace("endmenu", 'config USE_ESP_BLUFI_WIFI_PROVISIONING\n    bool "BluFi"\n    default n\nendmenu')
+    content = _Content({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": added})
+    sel = select_variants(entries, ["main/Kconfig.projbuild"], BoardGraph({}, load_path_map()), content)
+    assert sel.everything is None and 0 < len(sel.entries) < len(entries)
+    for e in sel.entries:
+        assert e.variant is not None
+        assert e.variant.build_options or "CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING" in e.variant.effective_sdkconfig

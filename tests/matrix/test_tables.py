@@ -97,6 +97,37 @@ def test_kconfig_board_limited_changes(new: str, symbols: set[str], targets: set
     assert change.targets == targets
 
 
+NEW_OFF = '''config USE_NEW_LOOK
+    bool "New look (default mode only)"
+    depends on USE_AFE
+    default n
+    help
+        Off unless a board turns it on.
+'''
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (KCONFIG, edit(KCONFIG, "config SHARED_OPTION", NEW_OFF + "config SHARED_OPTION")),  # added
+    (edit(KCONFIG, "config SHARED_OPTION", NEW_OFF + "config SHARED_OPTION"), KCONFIG),  # removed
+])
+def test_kconfig_off_by_default_option_concerns_only_its_users(old: str, new: str) -> None:
+    change = kconfig_change("main/Kconfig.projbuild", old, new)
+    assert change.everything is None and change.options == {"USE_NEW_LOOK"}
+    assert not change.symbols and not change.targets
+
+
+@pytest.mark.parametrize("entry", [
+    NEW_OFF.replace("default n", "default y"),                  # on by default
+    NEW_OFF + "config OTHER\n    bool \"o\"\n    select USE_NEW_LOOK\n",  # something selects it
+    NEW_OFF.replace("    default n\n", ""),                      # no declared default
+    NEW_OFF.replace("bool", "int").replace("default n", "default 3"),
+])
+def test_kconfig_other_new_options_hit_everything(entry: str) -> None:
+    change = kconfig_change("main/Kconfig.projbuild", KCONFIG, edit(KCONFIG, "config SHARED_OPTION",
+                                                                   entry + "config SHARED_OPTION"))
+    assert change.everything is not None and not change.options
+
+
 @pytest.mark.parametrize("new", [
     edit(KCONFIG, "default 3", "default 4"),  # shared option
     edit(KCONFIG, "    default 3\n", "    default 5 if !BOARD_TYPE_B\n    default 3\n"),

@@ -318,7 +318,13 @@ def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
         picker.boards(path, boards, "changed entries concern only these boards")
     if change.targets:
         picker.targets(path, change.targets, "changed entries are limited to these targets")
-    if not boards and not change.targets:
+    if change.options:
+        names = sorted(f"CONFIG_{o}" for o in change.options)
+        hit = [e for e in picker.entries if e.variant is None or e.variant.build_options
+               or any(n in e.variant.effective_sdkconfig for n in names)]
+        picker.where(path, hit, f"off-by-default option(s) {', '.join(names)} added or removed: only variants "
+                                "whose sdkconfig sets them")
+    if not boards and not change.targets and not change.options:
         picker.nothing(path, "no built board's entries changed")
 
 

@@ -31,6 +31,8 @@ class TableChange:
     boards: set[str] = field(default_factory=set)  # board dirs (from part users of changed source lines)
     types: set[str] = field(default_factory=set)  # OTA board types (CMake `BOARD_TYPE STREQUAL` hooks)
     targets: set[str] = field(default_factory=set)  # every variant of these targets
+    # Off-by-default Kconfig options added or removed: only variants whose sdkconfig mentions them.
+    options: set[str] = field(default_factory=set)
     everything: str | None = None  # reason ("main/CMakeLists.txt:12: set(X ...)") when all variants are hit
 
     def merge(self, other: TableChange) -> None:
@@ -38,6 +40,7 @@ class TableChange:
         self.boards |= other.boards
         self.types |= other.types
         self.targets |= other.targets
+        self.options |= other.options
         self.everything = self.everything or other.everything
 
 
@@ -296,7 +299,32 @@ def _slide(lines: list[_Line], start: int, end: int) -> tuple[int, int]:
     return best[2], best[2] + size
 
 
-def _diff(path: str, old: list[_Line], new: list[_Line], users: SourceUsers | None = None) -> TableChange:
+_KC_PLAIN = re.compile(r'^(?:bool(?:\s+".*")?|default n|depends on .+|visible if .+)$')
+
+
+def _new_off_options(lines: list[_Line], text: str) -> set[str] | None:
+    """The symbols if ``lines`` are whole `config`/`menuconfig` entries of bools declared off (`default n`,
+    no other default, no select/imply, outside choices): such an entry appearing or disappearing changes no
+    build whose sdkconfig does not mention it. None otherwise (an entry without `default n` still counts as
+    a change for everyone)."""
+    from xzbuild.matrix.cmake_gates import off_by_default
+
+    symbols: set[str] = set()
+    declared_off: set[str] = set()
+    for line in lines:
+        if (m := _KC_ENTRY.match(line.text)) is not None:
+            symbols.add(m.group(2))
+            current = m.group(2)
+        elif not symbols or not _KC_PLAIN.match(line.text):
+            return None
+        elif line.text == "default n":
+            declared_off.add(current)
+    ok = symbols and declared_off == symbols and all(off_by_default(s, text) for s in symbols)
+    return symbols if ok else None
+
+
+def _diff(path: str, old: list[_Line], new: list[_Line], users: SourceUsers | None = None,
+          texts: tuple[str, str] | None = None) -> TableChange:
     change = TableChange()
     matcher = difflib.SequenceMatcher(a=[x.text for x in old], b=[x.text for x in new], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -307,6 +335,11 @@ def _diff(path: str, old: list[_Line], new: list[_Line], users: SourceUsers | No
         elif op == "delete":
             i1, i2 = _slide(old, i1, i2)
         olds, news = old[i1:i2], new[j1:j2]
+        if texts is not None and (not olds or not news):
+            added = _new_off_options(news or olds, texts[1] if news else texts[0])
+            if added is not None:
+                change.options |= added
+                continue
         pairs: list[tuple[_Line | None, _Line | None]]
         if len(olds) == len(news):
             pairs = list(zip(olds, news, strict=True))
@@ -345,7 +378,7 @@ def _add_terms(change: TableChange, terms: frozenset[str] | set[str]) -> None:
 
 def kconfig_change(path: str, old: str, new: str) -> TableChange:
     """The boards a `Kconfig.projbuild` edit affects."""
-    return _diff(path, _kconfig_lines(old), _kconfig_lines(new))
+    return _diff(path, _kconfig_lines(old), _kconfig_lines(new), texts=(old, new))
 
 
 def cmake_change(path: str, old: str, new: str, users: SourceUsers | None = None) -> TableChange:
