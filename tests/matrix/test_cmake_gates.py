@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.matrix.conftest import make_entry
-from xzbuild.matrix.cmake_gates import Gate, off_by_default, source_gate, union
+from xzbuild.matrix.cmake_gates import Gate, off_by_default, release_config, source_gate, union
 from xzbuild.matrix.graph import BoardGraph, load_path_map
 from xzbuild.matrix.select import select_variants
 
@@ -120,13 +120,15 @@ def test_option_gate_follows_the_variant_sdkconfig(board_set) -> None:  # type: 
     from xzbuild.matrix.entries import list_variants
 
     entries = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
-    gate = Gate(frozenset({e.target for e in entries}), frozenset({"USE_ESP_BLUFI_WIFI_PROVISIONING"}))
-    chosen = [e for e in entries if gate.admits(e)]
+    # No release variant provisions Wi-Fi through BluFi: a BluFi-only source is compiled by none of them.
+    blufi = Gate(frozenset({e.target for e in entries}), frozenset({"USE_ESP_BLUFI_WIFI_PROVISIONING"}))
+    assert [e for e in entries if blufi.admits(e)] == []
+    aec = Gate(frozenset({e.target for e in entries}), frozenset({"USE_DEVICE_AEC"}))
+    chosen = [e for e in entries if aec.admits(e)]
     assert 0 < len(chosen) < len(entries)
-    for e in chosen:
-        assert e.variant is not None
-        assert e.variant.build_options or \
-            e.variant.effective_sdkconfig.get("CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING") == "y"
+    for e in entries:
+        config = release_config(e)
+        assert config is not None and (e in chosen) == (config.get("CONFIG_USE_DEVICE_AEC") == "y")
 
 
 def test_new_off_option_selects_only_variants_that_set_it(board_set) -> None:  # type: ignore[no-untyped-def]
@@ -137,7 +139,11 @@ def test_new_off_option_selects_only_variants_that_set_it(board_set) -> None:  #
     added = base.replace("endmenu", 'config USE_ESP_BLUFI_WIFI_PROVISIONING\n    bool "BluFi"\n    default n\nendmenu')
     content = _Content({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": added})
     sel = select_variants(entries, ["main/Kconfig.projbuild"], BoardGraph({}, load_path_map()), content)
+    assert sel.everything is None and sel.entries == []  # no release variant turns BluFi on
+    device_aec = added.replace("USE_ESP_BLUFI_WIFI_PROVISIONING", "USE_DEVICE_AEC")
+    sel = select_variants(entries, ["main/Kconfig.projbuild"], BoardGraph({}, load_path_map()),
+                          _Content({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": device_aec}))
     assert sel.everything is None and 0 < len(sel.entries) < len(entries)
     for e in sel.entries:
-        assert e.variant is not None
-        assert e.variant.build_options or "CONFIG_USE_ESP_BLUFI_WIFI_PROVISIONING" in e.variant.effective_sdkconfig
+        config = release_config(e)
+        assert config is not None and config.get("CONFIG_USE_DEVICE_AEC") == "y"

@@ -4,7 +4,7 @@
 limits it to the variants whose sdkconfig turns that option on. Only what can be decided for sure narrows
 a selection: a condition must be `CONFIG_` symbols joined by all-OR (or one symbol), `else()` counts only
 after target conditions, a Kconfig symbol must be a `bool` of `main/Kconfig.projbuild` that is off unless
-a variant's sdkconfig sets it (variants with build options are kept: an option may set it), and a source
+a variant's release sdkconfig (with its build options expanded) turns it on, and a source
 that is also listed unconditionally, or may come from a `file(GLOB ...)`, is compiled by every variant.
 Removing a source (`REMOVE_ITEM`) is ignored, which only keeps more variants.
 """
@@ -38,14 +38,40 @@ class Gate:
     options: frozenset[str] | None = None
 
     def admits(self, entry: MatrixEntry) -> bool:
-        """True if ``entry`` may compile the source (a variant without model data, or with build options,
-        counts as yes for the options)."""
+        """True if ``entry`` may compile the source (a variant without model data counts as yes)."""
         if entry.target not in self.targets:
             return False
-        variant = entry.variant
-        if self.options is None or variant is None or variant.build_options:
+        if self.options is None:
             return True
-        return any(variant.effective_sdkconfig.get(f"CONFIG_{o}") == "y" for o in self.options)
+        config = release_config(entry)
+        return config is None or any(config.get(f"CONFIG_{o}") == "y" for o in self.options)
+
+
+def release_config(entry: MatrixEntry) -> dict[str, str] | None:
+    """The sdkconfig assignments a release build of ``entry`` makes: the layered defaults and the variant's
+    append, plus what its build options expand to (as `matrix build` does). None when unknown."""
+    variant = entry.variant
+    if variant is None:
+        return None
+    config = dict(variant.effective_sdkconfig)
+    if variant.build_options:
+        if entry.firmware is None:
+            return None
+        from xzbuild.errors import UserError
+        from xzbuild.matrix.upstream_record import build_option_definitions
+        from xzbuild.sdkconfig.fragment import assignments, expand_build_options, normalize_build_options
+
+        try:
+            definitions = build_option_definitions(variant, entry.firmware)
+            selected = normalize_build_options(definitions, {})
+            lines = expand_build_options(definitions, selected, assignments(variant.sdkconfig_append,
+                                                                            variant.board.dir))
+        except UserError:
+            return None
+        for line in lines:
+            key, _, value = line.partition("=")
+            config[key] = value
+    return config
 
 
 @functools.lru_cache(maxsize=256)

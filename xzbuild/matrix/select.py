@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from xzbuild.errors import UserError
-from xzbuild.matrix.cmake_gates import Gate, source_gate, union
+from xzbuild.matrix.cmake_gates import Gate, release_config, source_gate, union
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
@@ -320,10 +320,11 @@ def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
         picker.targets(path, change.targets, "changed entries are limited to these targets")
     if change.options:
         names = sorted(f"CONFIG_{o}" for o in change.options)
-        hit = [e for e in picker.entries if e.variant is None or e.variant.build_options
-               or any(n in e.variant.effective_sdkconfig for n in names)]
+        # Setting a new option to n, or dropping an option nobody turned on, builds the same image.
+        hit = [e for e in picker.entries
+               if (config := release_config(e)) is None or any(config.get(n, "n") != "n" for n in names)]
         picker.where(path, hit, f"off-by-default option(s) {', '.join(names)} added or removed: only variants "
-                                "whose sdkconfig sets them")
+                                "whose sdkconfig turns them on")
     if not boards and not change.targets and not change.options:
         picker.nothing(path, "no built board's entries changed")
 

@@ -312,6 +312,8 @@ def _new_off_options(lines: list[_Line], text: str) -> set[str] | None:
     symbols: set[str] = set()
     declared_off: set[str] = set()
     for line in lines:
+        if line.gate is not None:
+            return None  # a board-gated block: the board rule is more precise
         if (m := _KC_ENTRY.match(line.text)) is not None:
             symbols.add(m.group(2))
             current = m.group(2)
