@@ -336,11 +336,15 @@ class GitContent:
     repo: Path
     base: str
     head: str | None = None
+    _memo: dict[tuple[str, str], str | None] = field(default_factory=dict, repr=False)
 
     def _show(self, rev: str, path: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(self.repo), "show", f"{rev}:{path}"],
-                              capture_output=True, text=True, errors="replace", check=False)
-        return proc.stdout if proc.returncode == 0 else None
+        # Rules read main/CMakeLists.txt and Kconfig once per changed source: ask git once per file.
+        if (rev, path) not in self._memo:
+            proc = subprocess.run(["git", "-C", str(self.repo), "show", f"{rev}:{path}"],
+                                  capture_output=True, text=True, errors="replace", check=False)
+            self._memo[(rev, path)] = proc.stdout if proc.returncode == 0 else None
+        return self._memo[(rev, path)]
 
     def old(self, path: str) -> str | None:
         return self._show(self.base, path)
