@@ -72,6 +72,24 @@ def test_source_gate(rel: str, expected: Gate | None) -> None:
     assert source_gate(rel, CMAKE, KCONFIG, UNIVERSE) == expected
 
 
+@pytest.mark.parametrize("cmake", [
+    # a '#' and parentheses inside a quoted string neither end the line nor open a statement
+    'message(STATUS "see (#12")\nif(CONFIG_IDF_TARGET_ESP32S3)\n    list(APPEND SOURCES "a.cc")\nendif()\n',
+    'if(CONFIG_IDF_TARGET_ESP32S3) # only S3 (for now\n    list(APPEND SOURCES "a.cc")\nendif()\n',
+])
+def test_quoted_text_and_comments_do_not_confuse_the_nesting(cmake: str) -> None:
+    assert source_gate("a.cc", cmake, "", UNIVERSE) == Gate(frozenset({"esp32s3"}))
+
+
+@pytest.mark.parametrize("cmake", [
+    'if(CONFIG_IDF_TARGET_ESP32S3)\n    list(APPEND SOURCES "a.cc")\n',            # no endif
+    'endif()\nlist(APPEND SOURCES "a.cc")\n',                                    # endif without if
+    'else()\nlist(APPEND SOURCES "a.cc")\n',
+])
+def test_unbalanced_conditions_are_not_guessed(cmake: str) -> None:
+    assert source_gate("a.cc", cmake, "", UNIVERSE) is None
+
+
 def test_off_by_default_needs_a_plain_bool_nobody_selects() -> None:
     assert off_by_default("USE_BLUFI", KCONFIG)
     assert not off_by_default("USE_HOTSPOT", KCONFIG)

@@ -128,6 +128,20 @@ def _nested(stack: Sequence[list[Gate | None]], universe: frozenset[str]) -> Gat
     return Gate(targets, options)
 
 
+def _code(line: str) -> tuple[str, int]:
+    """The line without its comment, and its parenthesis balance (quoted text ignored for both)."""
+    quoted = False
+    depth = 0
+    for i, ch in enumerate(line):
+        if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch == "#":
+            return line[:i], depth
+        elif not quoted and ch in "()":
+            depth += 1 if ch == "(" else -1
+    return line, depth
+
+
 @functools.lru_cache(maxsize=8)  # the same CMakeLists.txt is asked about once per changed source
 def _statements(text: str) -> list[str]:
     """CMake commands, each joined onto one line (comments dropped)."""
@@ -135,9 +149,9 @@ def _statements(text: str) -> list[str]:
     buf: list[str] = []
     depth = 0
     for raw in text.splitlines():
-        line = raw.split("#", 1)[0]
+        line, balance = _code(raw)
         buf.append(line.strip())
-        depth += line.count("(") - line.count(")")
+        depth += balance
         if depth <= 0:
             out.append(" ".join(part for part in buf if part))
             buf, depth = [], 0
@@ -159,14 +173,20 @@ def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) ->
                 stack.append([gate])
             elif stack:
                 stack[-1].append(gate)
-        elif _ELSE.match(line) and stack:
+            else:
+                return None  # unbalanced: do not guess
+        elif _ELSE.match(line):
+            if not stack:
+                return None
             before = stack[-1]
             if all(g is not None and g.options is None for g in before):
                 taken = frozenset().union(*(g.targets for g in before if g is not None))
                 stack[-1].append(Gate(universe - taken))
             else:
                 stack[-1].append(None)
-        elif _ENDIF.match(line) and stack:
+        elif _ENDIF.match(line):
+            if not stack:
+                return None  # unbalanced: do not guess
             stack.pop()
         elif (g := _GLOB.match(line)) is not None:
             for pattern in g.group(1).split():
@@ -181,6 +201,8 @@ def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) ->
                 found.append(gate)
             elif not _REMOVE.match(line):
                 return None  # used some other way: no limit known
+    if stack:
+        return None  # unbalanced if()/endif(): do not guess
     return union(found) if found else Gate(frozenset())
 
 
