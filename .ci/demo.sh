@@ -29,10 +29,10 @@ echo "$(find "$OUT/firmware-overlay" -type f | wc -l) files under $OUT/firmware-
 step "Partition table of the 16 MB layout"
 $X partitions check boards/partitions/v2/16m.csv --flash-size 16MB
 
-step "Asset bundle for bread-compact-wifi (font from Debian's Noto CJK, emoji from Noto Color Emoji)"
-$X assets build bread-compact-wifi --out "$OUT/assets"
-$X assets inspect "$OUT/assets/bread-compact-wifi/assets.bin" | head -n 12
-$X assets preview "$OUT/assets/bread-compact-wifi/assets.bin" -o "$OUT/assets/preview.png"
+step "Asset bundles for two variants (text font from Debian's Noto CJK, emoji from Noto Color Emoji)"
+$X assets build bread-compact-wifi-lcd espressif-esp-sparkbot --out "$OUT/assets"
+$X assets inspect "$OUT/assets/espressif-esp-sparkbot/assets.bin" --variant espressif-esp-sparkbot | head -n 14
+$X assets preview "$OUT/assets/espressif-esp-sparkbot/assets.bin" -o "$OUT/assets/preview.png"
 
 step "Build two variants of different chips in parallel (tests/standin/idf.py stands in for ESP-IDF)"
 FW="$OUT/firmware"
