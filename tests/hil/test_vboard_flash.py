@@ -100,7 +100,11 @@ def test_after_reset_modes_boot_the_app(s3_board: tuple[VirtualBoard, RFC2217Ser
     run_esptool("--port", server.url, *args, "write-flash", *files)
     start = bytes(board.serial_log).rindex(b"waiting for download")  # the download session esptool used
     deadline = time.monotonic() + 3
-    while reason not in bytes(board.serial_log)[start:] and time.monotonic() < deadline:
+
+    def booted(log: bytes) -> bool:  # the ROM banner arrives line by line: wait for the entry line too
+        return reason in log and b"entry 0x" in log.split(reason, 1)[1]
+
+    while not booted(bytes(board.serial_log)[start:]) and time.monotonic() < deadline:
         time.sleep(0.05)
     after = bytes(board.serial_log)[start:]
     assert reason in after, after[-300:]
