@@ -94,3 +94,24 @@ def test_schema_rejects_what_the_loader_rejects(tmp_path: Path) -> None:
     bad["hardware"]["display"]["width"] = "240px"
     bad["variants"][0]["release_name"] = "x"
     assert len(list(validator.iter_errors(bad))) == 2
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("version: [\n", ":1:10: invalid YAML"),
+    ("type: x\ntarget: esp32s9\n", ":2:9: target: unknown target \"esp32s9\""),
+])
+def test_check_named_files_outside_the_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                            expected: str) -> None:
+    path = tmp_path / "draft.yaml"
+    path.write_text(text)
+    code, _, err = run(["boards", "check", str(path)], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith(str(path)) and expected in err and len(err.strip().splitlines()) == 1
+
+
+def test_check_named_files_in_the_tree(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    board = repo_root / "boards" / "bread-compact-wifi.yaml"
+    code, out, _ = run(["boards", "check", "--boards", str(repo_root / "boards"), str(board)], capsys)
+    assert code == 0 and "ok: 1 board file(s)" in out
+    code, _, err = run(["boards", "check", str(repo_root / "boards" / "missing.yaml")], capsys)
+    assert code == 1 and "no such board file" in err

@@ -18,10 +18,18 @@ def boards() -> None:
 
 @boards.command("check")
 @_BOARDS_OPT
-def check_cmd(boards_dir: Path) -> None:
-    """Validate every board file and the cross-file rules; print board and variant counts."""
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+def check_cmd(boards_dir: Path, files: tuple[Path, ...]) -> None:
+    """Validate every board file and the cross-file rules; print board and variant counts.
+
+    With FILES, report only what concerns those files: files inside the boards directory are checked with
+    the cross-file rules; a file elsewhere (a board being written) gets the per-file checks.
+    """
     from xzbuild.model import load_boards
 
+    if files:
+        _check_files(boards_dir, files)
+        return
     bs = load_boards(boards_dir)
     for warning in bs.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -30,6 +38,37 @@ def check_cmd(boards_dir: Path) -> None:
     click.echo(f"ok: {len(bs.boards)} board files ({with_json} with config.json), {len(variants)} variants "
                f"({sum(1 for v in variants if v.chip_variant)} from P4/P4X pairs), "
                f"{sum(len(b.kconfig) for b in bs.boards)} Kconfig symbols")
+
+
+def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
+    from xzbuild.errors import UserError, UserErrors
+    from xzbuild.model import load_boards
+    from xzbuild.model.boardfile import board_from_doc
+    from xzbuild.model.yamlmarks import load_marked
+
+    root = boards_dir.resolve()
+    inside = [f for f in files if f.resolve().is_relative_to(root)]
+    errors: list[UserError] = []
+    for path in files:
+        if not path.is_file():
+            errors.append(UserError(f"{path}: no such board file"))
+        elif path not in inside:
+            try:
+                board, ck = board_from_doc(load_marked(path, str(path)), path.stem)
+                errors.extend(ck.errors)
+            except UserError as exc:
+                errors.append(exc)
+    if inside:
+        try:
+            load_boards(boards_dir)
+        except UserErrors as exc:
+            wanted = {str(f) for f in inside} | {str(f.resolve()) for f in inside}
+            errors.extend(e for e in exc.errors
+                          if e.location is None or e.location.path in wanted
+                          or str(Path(e.location.path).resolve()) in wanted)
+    if errors:
+        raise UserErrors(errors)
+    click.echo(f"ok: {len(files)} board file(s)")
 
 
 @boards.command("list")
