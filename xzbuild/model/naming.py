@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 IDENT_RE = re.compile(r"^[a-z0-9.-]+$")
 MANUFACTURER_RE = re.compile(r"^[a-z0-9-]+$")
@@ -76,18 +80,23 @@ def resolve_symbol(
     return candidates[0][0], f"cannot tell which board symbol to use, selecting first ({candidates[0][0]})"
 
 
-_CJK_SUFFIX = re.compile(rf"\s*\([^)]*[{CJK}][^)]*\)\s*$")
-_NUMBERS = re.compile(r"(\d+(?:\.\d+)?)")
+# The rule of upstream's scripts/tests/test_build.py: a trailing parenthetical holding a CJK character,
+# with the whitespace before it, does not count.
+_CJK_SUFFIX = re.compile(rf"\s+\([^)]*[{CJK}][^)]*\)$")
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+NaturalKey = tuple[tuple[int, "Decimal | str"], ...]
 
 
-def label_sort_key(label: str) -> list[tuple[int, object]]:
-    """Natural order of BOARD_TYPE labels (upstream test): case-folded, CJK suffix dropped, decimals numeric."""
+def natural_label_key(label: str) -> NaturalKey:
+    """Natural order of BOARD_TYPE labels: case-folded, CJK suffix dropped, number runs compared as decimals.
+
+    The one implementation of the rule: the validator and the Kconfig generator both sort with it.
+    ``re.split`` alternates text (even index, possibly empty) and number runs, so equal positions always hold
+    the same kind; the leading tag keeps the comparison well defined anyway. Decimals rather than floats so
+    ``1.10`` and ``1.1`` compare exactly as written.
+    """
     from decimal import Decimal  # only the label-order rule needs it; keeps `matrix list` startup small
 
     text = _CJK_SUFFIX.sub("", label.casefold())
-    key: list[tuple[int, object]] = []
-    # split() with one group alternates text and numbers: odd items are the numbers (text has no digits).
-    for i, part in enumerate(_NUMBERS.split(text)):
-        if part:
-            key.append((0, Decimal(part)) if i % 2 else (1, part))
-    return key
+    return tuple((1, Decimal(run)) if i % 2 else (0, run) for i, run in enumerate(_NUMBER.split(text)))

@@ -14,7 +14,7 @@ from xzbuild.model.naming import (
     STALE_LABEL_WORDS,
     SYMBOL_RE,
     TEXT_FONT_RE,
-    label_sort_key,
+    natural_label_key,
 )
 from xzbuild.model.types import Board, Variant
 
@@ -283,7 +283,7 @@ def _uniqueness(bs: BoardSet) -> list[UserError]:
     unique([(k.symbol, b, f"{p}.symbol") for k, b, p in entries], "Kconfig symbol")
     unique([(k.label, b, f"{p}.label") for k, b, p in entries], "Kconfig label")
     # Each label's sort key once; neighbours in sorted order are the only candidates for "sorts equal".
-    ordered = sorted(((tuple(label_sort_key(k.label)), k, b, p) for k, b, p in entries), key=lambda row: row[0])
+    ordered = sorted(((natural_label_key(k.label), k, b, p) for k, b, p in entries), key=lambda row: row[0])
     for (key1, k1, b1, p1), (key2, k2, _b2, p2) in zip(ordered, ordered[1:], strict=False):
         if k1.label != k2.label and key1 == key2:
             out.append(_err(b1, f"{p1}.label", f"sorts equal to '{k2.label}' ({p2}); make the labels differ"))
