@@ -15,9 +15,9 @@ from typing import Any
 from hil.vboard import otadata
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
+from xzbuild.build.images import parse_app_desc
 
 IMAGE_MAGIC = 0xE9
-APP_DESC_MAGIC = 0xABCD5432
 TABLE_OFFSET = 0x8000
 TABLE_SIZE = 0xC00
 #: Board facts embedded in an app image by xzbuild's builds (the idf.py stand-in writes them right after
@@ -179,13 +179,12 @@ def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
     return seen
 
 
-def find_board_info(flash: Flash, image: ImageInfo) -> dict[str, Any]:
-    """Board facts the build embedded in the app's first segment, or {} if absent.
+def board_info(segment: bytes) -> dict[str, Any]:
+    """Board facts the build embedded in an app's first segment, or {} if absent or unreadable.
 
     A real firmware compiles BOARD_NAME into its rodata without a marker; a virtual board relies on the
     build writing these facts so it can print what that firmware would print.
     """
-    segment = image.first_segment
     at = segment.find(BOARD_INFO_MARKER)
     if at < 0:
         return {}
@@ -213,20 +212,20 @@ def boot_app(flash: Flash, chip: ChipModel) -> tuple[AppInfo, list[str]]:
             kind = "Factory app partition" if part.subtype == 0 else f"OTA app partition slot {part.subtype - 0x10}"
             errors.append(f"boot: {kind} is not bootable")
             continue
-        desc = image.first_segment[:256]
-        if len(desc) < 256 or struct.unpack_from("<I", desc)[0] != APP_DESC_MAGIC:
+        desc = parse_app_desc(image.first_segment)
+        if desc is None:
             errors.append(f"esp_image: image at 0x{part.offset:x} has no app descriptor (magic 0xABCD5432 missing)")
             continue
         app = AppInfo(
             partition=part,
             image=image,
-            version=_cstr(desc[0x10:0x30]),
-            project_name=_cstr(desc[0x30:0x50]),
-            compile_time=_cstr(desc[0x50:0x60]),
-            compile_date=_cstr(desc[0x60:0x70]),
-            idf_version=_cstr(desc[0x70:0x90]),
-            elf_sha256=desc[0x90:0xB0].hex(),
-            board=find_board_info(flash, image),
+            version=desc.version,
+            project_name=desc.project_name,
+            compile_time=desc.time,
+            compile_date=desc.date,
+            idf_version=desc.idf_ver,
+            elf_sha256=desc.app_elf_sha256.hex(),
+            board=board_info(image.first_segment),
         )
         return app, errors
     raise BootError([*errors, "boot: No bootable app partitions in the partition table"])
@@ -238,19 +237,10 @@ def read_app_file(data: bytes) -> dict[str, Any]:
         raise ValueError("not an ESP app image (bad magic)")
     (length,) = struct.unpack_from("<I", data, 24 + 4)
     first = data[32 : 32 + length]
-    if struct.unpack_from("<I", first)[0] != APP_DESC_MAGIC:
+    desc = parse_app_desc(first)
+    if desc is None:
         raise ValueError("app image has no esp_app_desc_t at offset 0x20")
-    info: dict[str, Any] = {}
-    at = first.find(BOARD_INFO_MARKER)
-    if at >= 0:
-        start = at + len(BOARD_INFO_MARKER)
-        end = first.find(b"\x00", start)
-        try:
-            parsed = json.loads(first[start : end if end >= 0 else len(first)])
-            info = parsed if isinstance(parsed, dict) else {}
-        except ValueError:
-            info = {}
-    return {"version": _cstr(first[0x10:0x30]), "project_name": _cstr(first[0x30:0x50]),
-            "idf_version": _cstr(first[0x70:0x90]), "chip_id": struct.unpack_from("<H", data, 12)[0],
+    return {"version": desc.version, "project_name": desc.project_name, "idf_version": desc.idf_ver,
+            "chip_id": struct.unpack_from("<H", data, 12)[0],
             "min_rev_full": struct.unpack_from("<H", data, 15)[0], "max_rev_full": struct.unpack_from("<H", data, 17)[0],
-            "board": info}
+            "board": board_info(first)}
