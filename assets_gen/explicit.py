@@ -48,14 +48,11 @@ class ExplicitInputs:
 
 
 def parse_size(text: str) -> int:
-    """A partition size: decimal, 0x hex, or with K/M suffix (``0x100000``, ``1M``, ``4000K``)."""
-    t = text.strip().upper()
-    scale = 1
-    if t.endswith(("K", "M")) and not t.startswith("0X"):
-        scale = 1024 if t[-1] == "K" else 1024 * 1024
-        t = t[:-1]
+    """A partition size in ESP-IDF's CSV syntax: decimal, 0x hex, or with K/M suffix (``1M``, ``4000K``)."""
+    from xzbuild.partitions.table import parse_number
+
     try:
-        value = int(t, 0) * scale
+        value = parse_number(text.strip())
     except ValueError:
         raise UserError(f"size {text!r}: expected bytes like 0x100000, 1048576, 1024K or 1M") from None
     if value <= 12:

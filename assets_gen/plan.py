@@ -17,7 +17,7 @@ from assets_gen.cache import Cache, make_key
 from assets_gen.display import display_size
 from assets_gen.index import Multinet
 from assets_gen.textfont import FontProfile, profile_for
-from assets_gen.wakeword import WakeWordPlan, effective_config, plan_from_config
+from assets_gen.wakeword import WakeWordPlan, config_from_assignments, plan_from_config
 from xzbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def plan_variant(variant: Variant, boards_root: Path, ov: Overrides) -> VariantP
         plan.emoji = ("noto", ov.emoji_size or _collection_size(collection) or 64)
     elif collection:
         plan.notes.append(f"emoji collection {collection!r} comes from a firmware component; pass --emoji-dir to pack it")
-    config = effective_config([[f"{key}={val}" for key, val in variant.effective_sdkconfig.items()]])
+    config = config_from_assignments(variant.effective_sdkconfig)
     plan.wake = _wake_plan(variant, config, ov, plan)
     plan.display = display_size(variant)
     if (ov.background or ov.background_dark) and plan.display is None:

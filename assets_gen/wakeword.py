@@ -9,6 +9,7 @@ checked against its partition even when that tree is not available.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,11 +66,16 @@ def effective_config(layers: list[list[str]]) -> dict[str, str]:
         for raw in lines:
             line = raw.strip()
             if line.startswith("# CONFIG_") and line.endswith(" is not set"):
-                values[line[2:-11].removeprefix("CONFIG_")] = "n"
+                values[line[2:-11]] = "n"
             elif line.startswith("CONFIG_") and "=" in line:
                 key, value = line.split("=", 1)
-                values[key.removeprefix("CONFIG_")] = value.strip().strip('"')
-    return values
+                values[key] = value
+    return config_from_assignments(values)
+
+
+def config_from_assignments(assignments: Mapping[str, str]) -> dict[str, str]:
+    """``{"CONFIG_X": '"v"'}`` (e.g. a variant's effective sdkconfig) → ``{"X": "v"}``."""
+    return {key.removeprefix("CONFIG_"): value.strip().strip('"') for key, value in assignments.items()}
 
 
 def wake_word_type(target: str, psram: bool, config: dict[str, str]) -> str:
