@@ -7,6 +7,10 @@ BIN    := $(VENV)/bin
 APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-color-emoji \
                 fonts-dejavu-core espeak-ng python3-venv
 STAMP  := $(VENV)/.installed
+# npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks), pinned;
+# installed once into $(VENV)/npm/node_modules, never fetched at run time.
+NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1
+NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
 .PHONY: all install apt demo test lint unit clean
 
@@ -29,7 +33,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-install: apt $(STAMP)
+$(NPM_STAMP): Makefile
+	@mkdir -p $(VENV)/npm
+	@if command -v npm >/dev/null 2>&1; then \
+	  echo "npm: installing $(NPM_PACKAGES)"; \
+	  npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(NPM_PACKAGES) >/dev/null && touch $@; \
+	else echo "npm: not found (tests that read npm packages will fail)"; fi
+
+install: apt $(STAMP) $(NPM_STAMP)
 
 lint: install
 	$(BIN)/ruff check xzbuild assets_gen hil tests bench
