@@ -89,10 +89,20 @@ def test_oversize_variant_reports_why(repo_root: Path, built: tuple[Path, Path, 
     assert (again.status, again.reason) == ("failed", r.reason)
 
 
-def test_skips_have_reasons(repo_root: Path, tmp_path: Path) -> None:
-    plans = plan_variants(repo_root / "boards", ["esp-box-3", "lceda-course-examples-eda-robot-pro"], False,
-                          Overrides(), Cache(None))
-    assert ["emote board" in plans[0].skip, "no assets partition" in plans[1].skip] == [True, True]
+# The Flash Assets choice of each variant, as upstream's Kconfig resolves it from the board's config.json
+# (main/boards/*/config.json sdkconfig_append; main/Kconfig.projbuild defaults).
+FLASH_MODES = [
+    ("esp-box-3", "default", ""),  # allows the emote style but does not select it: default assets
+    ("esp-vocat", "expression", ""),  # USE_EMOTE_MESSAGE_STYLE + FLASH_EXPRESSION_ASSETS
+    ("esp-sensairshuttle", "custom", ""),  # FLASH_CUSTOM_ASSETS with a URL
+    ("lceda-course-examples-eda-robot-pro", "default", "no assets partition"),
+]
+
+
+@pytest.mark.parametrize(("variant", "mode", "skip"), FLASH_MODES)
+def test_flash_assets_choice(repo_root: Path, variant: str, mode: str, skip: str) -> None:
+    [plan] = plan_variants(repo_root / "boards", [variant], False, Overrides(), Cache(None))
+    assert (plan.mode if not plan.skip else "default", skip in plan.skip) == (mode, True)
 
 
 def test_overrides_emoji_dir_and_background(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],

@@ -37,6 +37,12 @@ def assets() -> None:
 @click.option("--wake-word", "wake_words", multiple=True,
               help="ESP-SR model dir (explicit mode, repeatable), a model name (variants), or 'none'.")
 @click.option("--esp-sr", "esp_sr", type=_DIR, help="ESP-SR 'model' dir holding wakenet_model/ and multinet_model/.")
+@click.option("--firmware", type=_DIR, help="Firmware checkout: ESP-SR, otto GIFs, esp_emote_assets, xiaozhi-fonts "
+              "and board files are read from its managed_components/ and main/.")
+@click.option("--otto-gif", type=_DIR, help="Variant mode: the otto-gif collection dir (component's gifs/).")
+@click.option("--emote-assets", type=_DIR, help="Variant mode: the esp_emote_assets component dir (expression bundles).")
+@click.option("--fonts", "fonts_dir", type=_DIR, help="Variant mode: the xiaozhi-fonts component dir (cbin/, manifest.json).")
+@click.option("--custom-assets", type=_DIR, help="Variant mode: dir holding CONFIG_CUSTOM_ASSETS_FILE files by name.")
 @click.option("--multinet", multiple=True, type=_DIR, help="Explicit mode: MultiNet model dir(s) for a custom word.")
 @click.option("--custom-wake-word", help="COMMAND=DISPLAY for a MultiNet custom wake word, e.g. 'xiao tu dou=小土豆'.")
 @click.option("--threshold", type=int, default=20, show_default=True, help="Custom wake word threshold (percent).")
@@ -47,7 +53,9 @@ def assets() -> None:
 def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, out_dir: Path, jobs: int | None,
               output: Path | None, font: Path | None, font_meta: str | None, emoji_dir: Path | None,
               emoji_size: str | None, background: Path | None, background_dark: Path | None,
-              display: str | None, wake_words: tuple[str, ...], esp_sr: Path | None, multinet: tuple[Path, ...],
+              display: str | None, wake_words: tuple[str, ...], esp_sr: Path | None, firmware: Path | None,
+              otto_gif: Path | None, emote_assets: Path | None, fonts_dir: Path | None, custom_assets: Path | None,
+              multinet: tuple[Path, ...],
               custom_wake_word: str | None, threshold: int, extra_files: Path | None,
               partition_size: str | None, cache_dir: Path | None, as_json: bool) -> None:
     """Build assets.bin: for VARIANTs / --all from the board model, or one bundle from explicit inputs (-o)."""
@@ -56,7 +64,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
     explicit_only = {"--font-meta": font_meta, "--display": display, "--multinet": multinet,
                      "--custom-wake-word": custom_wake_word, "--extra-files": extra_files,
                      "--partition-size": partition_size}
-    variant_only = {"--emoji-size": emoji_size, "--esp-sr": esp_sr}
+    variant_only = {"--emoji-size": emoji_size, "--esp-sr": esp_sr, "--firmware": firmware, "--otto-gif": otto_gif,
+                    "--emote-assets": emote_assets, "--fonts": fonts_dir, "--custom-assets": custom_assets}
     if not variants and not all_variants:
         if output is None:
             raise UserError("give VARIANT..., --all, or -o FILE with explicit inputs (--font, --emoji-dir, ...)")
@@ -81,7 +90,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
         boards_dir, list(variants), all_variants, out_dir,
         Overrides(font=font, emoji_dir=emoji_dir, emoji_size=int(emoji_size) if emoji_size else None,
                   background=background, background_dark=background_dark, wake_words=list(wake_words),
-                  esp_sr=esp_sr),
+                  esp_sr=esp_sr, firmware=firmware, otto_gif=otto_gif, emote_assets=emote_assets,
+                  fonts=fonts_dir, custom_assets=custom_assets),
         jobs=jobs, cache_dir=cache_dir, progress=None if as_json else _progress)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in results], indent=2, ensure_ascii=False))
