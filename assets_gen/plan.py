@@ -96,7 +96,7 @@ class VariantPlan:
                                      custom["duration"]) if custom else None)
         return cls(d["name"], d["board"], d["target"], d["partition_table"], d["partition_size"],
                    FontProfile(font["size"], font["bpp"], font["autohint_off"], Path(font["source"]),
-                               font["face_index"]) if font else None,
+                               font["face_index"], font["charset"], font["bundle_id"]) if font else None,
                    tuple(d["emoji"]) if d["emoji"] else None,  # type: ignore[arg-type]
                    wake, tuple(d["display"]) if d["display"] else None,  # type: ignore[arg-type]
                    d["skip"], list(d["notes"]), d["mode"], d["custom_file"], d["emote_resolution"],

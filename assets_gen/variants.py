@@ -8,6 +8,7 @@ once; distinct fonts are converted in parallel), the bundle is packed, checked a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -20,9 +21,10 @@ from typing import Any
 from assets_gen.bundle import BundleSpec, assemble, check_fits
 from assets_gen.cache import DEFAULT_DIR, Cache, make_key
 from assets_gen.explicit import DARK, LIGHT
+from assets_gen.index import FontMeta
 from assets_gen.inputs import InputDirs
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
-from assets_gen.textfont import FontProfile, check_source
+from assets_gen.textfont import FontProfile, check_source, default_charset
 from assets_gen.wakeword import reserved_size
 from xzbuild.errors import UserError
 
@@ -62,6 +64,7 @@ def build_variants(boards_dir: Path, names: list[str], all_variants: bool, out_d
     cache = Cache(cache_dir or DEFAULT_DIR)
     plans = plan_variants(boards_dir, names, all_variants, ov, cache)
     maker = MemberMaker(cache, ov, InputDirs(ov))
+    apply_fonts_component(plans, maker)
     keys = {p.name: maker.key_for(p) for p in plans if not p.skip}
     stale = [p for p in plans if not p.skip and not _unchanged(out_dir, p.name, keys[p.name])]
     maker.prepare_fonts([p.font for p in stale if p.font], jobs, progress)
@@ -132,8 +135,14 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     record = target.with_name("assets.json")
     try:
         bundle = assemble(maker.spec_for(plan))
-        result.size, result.members = bundle.size, list(bundle.members)
         assert plan.partition_size is not None
+        smaller = _basic_fallback(plan, maker) if bundle.planned_size > plan.partition_size else None
+        if smaller is not None:
+            result.notes.append(f"text font {plan.font.member_name if plan.font else ''} with the common charset makes "
+                                f"the bundle {bundle.planned_size:,} B (> {plan.partition_size:,} B): packed the font's "
+                                f"own basic charset ({len(default_charset('basic')):,} characters) instead")
+            plan, bundle = smaller, assemble(maker.spec_for(smaller))
+        result.size, result.members = bundle.size, list(bundle.members)
         check_fits(bundle, plan.partition_size)
         report = inspect_bundle(bundle.data, plan.partition_size, plan.display)
         if not report.ok:
@@ -146,6 +155,37 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     write_if_changed(target, bundle.data)
     atomic_write_text(record, json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
     return result
+
+
+def _basic_fallback(plan: VariantPlan, maker: MemberMaker) -> VariantPlan | None:
+    """The same plan with the named font's basic tier, when the font is ours (not --font) and was common."""
+    font = plan.font
+    if font is None or maker.ov.font is not None or (font.charset == "basic" and not font.bundle_id):
+        return None
+    return dataclasses.replace(plan, font=FontProfile(font.size, font.bpp, font.autohint_off, charset="basic"))
+
+
+def apply_fonts_component(plans: list[VariantPlan], maker: MemberMaker) -> None:
+    """With xiaozhi-fonts at hand, pack upstream's own font: ``cbin/font_noto_sans_common_<s>_<b>.bin`` and its
+    ``text_font_meta`` (bundle id from the component's manifest.json), exactly as build_default_assets.py."""
+    fonts = maker.inputs.fonts
+    if fonts is None or maker.ov.font is not None:
+        return
+    try:
+        bundle_id = json.loads((fonts / "manifest.json").read_text(encoding="utf-8")).get("bundle_id")
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{fonts / 'manifest.json'}: cannot read the fonts manifest ({exc})") from None
+    if not isinstance(bundle_id, str) or not bundle_id:
+        raise UserError(f"{fonts / 'manifest.json'}: no bundle_id; upstream refuses to pack its fonts without one")
+    for plan in plans:
+        f = plan.font
+        if f is None or f.prebuilt:
+            continue
+        cbin = fonts / "cbin" / f"font_noto_sans_common_{f.size}_{f.bpp}.bin"
+        if cbin.is_file():
+            plan.font = FontProfile(f.size, f.bpp, f.autohint_off, cbin, 0, "common", bundle_id)
+        else:
+            plan.notes.append(f"{cbin.name} not in the fonts component; converted our own font")
 
 
 def _build_mode(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str, result: VariantResult) -> VariantResult:
@@ -206,14 +246,15 @@ class MemberMaker:
     # -- keys (cheap: digests are remembered across runs) ------------------------------------------
     def font_key(self, profile: FontProfile) -> str:
         """Content key of a converted font: source bytes, profile, charset, FreeType version."""
-        from assets_gen.textfont import CHARSET_FILE, converter_id
+        from assets_gen.charsets import CHARSET_FILES
+        from assets_gen.textfont import converter_id
 
         if profile in self._font_keys:
             return self._font_keys[profile]
         check_source(profile)
         self._font_keys[profile] = make_key("font", source=self.cache.digest(profile.source), face=profile.face_index,
                         size=profile.size, bpp=profile.bpp, autohint_off=profile.autohint_off,
-                        charset=self.cache.digest(CHARSET_FILE), converter=converter_id(), builder=BUILDER_VERSION)
+                        charset=self.cache.digest(CHARSET_FILES[profile.charset]), converter=converter_id(), builder=BUILDER_VERSION)
         return self._font_keys[profile]
 
     def _emoji_key(self, source: str, size: int) -> str:
@@ -292,6 +333,8 @@ class MemberMaker:
             profile = plan.font
             data = self.cache.get_or_make("font", self.font_key(profile), lambda: convert_profile(profile))
             spec.font = (profile.member_name, data)
+            if profile.bundle_id:  # upstream's rule: a *_common_<size>_<bpp> bundle font gets its meta
+                spec.font_meta = FontMeta("common", profile.size, profile.bpp, profile.bundle_id)
         if plan.emoji:
             spec.emoji = self._emoji(*plan.emoji)
         self._models(plan, spec)
