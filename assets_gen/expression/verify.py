@@ -9,7 +9,7 @@ from typing import Any
 
 from assets_gen.mmap import MmapBundle, read_mmap
 
-EAF_MAGIC = b"_EAF"  # esp_emote_gfx animation files
+EAF_MAGIC = b"\x89EAF"  # esp_emote_gfx animation files (as in the real bundle's .eaf members)
 
 
 @dataclass
