@@ -135,16 +135,17 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     record = target.with_name("assets.json")
     try:
         bundle = assemble(maker.spec_for(plan))
-        assert plan.partition_size is not None
-        smaller = _basic_fallback(plan, maker) if bundle.planned_size > plan.partition_size else None
+        partition = plan.partition_size
+        assert partition is not None
+        smaller = _basic_fallback(plan, maker) if bundle.planned_size > partition else None
         if smaller is not None:
             result.notes.append(f"text font {plan.font.member_name if plan.font else ''} with the common charset makes "
-                                f"the bundle {bundle.planned_size:,} B (> {plan.partition_size:,} B): packed the font's "
+                                f"the bundle {bundle.planned_size:,} B (> {partition:,} B): packed the font's "
                                 f"own basic charset ({len(default_charset('basic')):,} characters) instead")
             plan, bundle = smaller, assemble(maker.spec_for(smaller))
         result.size, result.members = bundle.size, list(bundle.members)
-        check_fits(bundle, plan.partition_size)
-        report = inspect_bundle(bundle.data, plan.partition_size, plan.display)
+        check_fits(bundle, partition)
+        report = inspect_bundle(bundle.data, partition, plan.display)
         if not report.ok:
             raise UserError(f"bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:

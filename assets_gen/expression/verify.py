@@ -68,3 +68,27 @@ def verify_expression(data: bytes, name_length: int, partition_size: int | None 
             elif item["file"].endswith(".eaf") and bundle.member(e)[:4] != EAF_MAGIC:
                 report.errors.append(f"{key}: {item['file']!r} does not start with the EAF magic")
     return report
+
+
+EMOTE_KEYS = ("icon_collection", "layout")
+
+
+def detect_expression(data: bytes, name_length: int | None = None) -> ExpressionReport | None:
+    """An expression bundle's report, or None when ``data`` is not one (then it is an ``assets.bin``).
+
+    The 2.0 layout says so by its magic; the 1.x layout is recognised by its index (icons, layout or
+    ``eaf`` emotions), trying the given name length or else 32 and the packer's default 16."""
+    from xzbuild.errors import UserError
+
+    if data[:4] == b"MMAP":
+        return verify_expression(data, name_length or 32)
+    for n in [name_length] if name_length else [32, 16]:
+        try:
+            report = verify_expression(data, n)
+        except UserError:
+            continue
+        idx = report.index or {}
+        emotes = idx.get("emoji_collection") or []
+        if any(k in idx for k in EMOTE_KEYS) or any(isinstance(e, dict) and "eaf" in e for e in emotes):
+            return report
+    return None

@@ -118,3 +118,31 @@ def test_vocat_variant_from_a_firmware_tree(repo_root: Path, tmp_path: Path, rea
     [missing] = build_variants(repo_root / "boards", ["esp-vocat"], False, tmp_path / "o2", Overrides(),
                                cache_dir=tmp_path / "cache")
     assert missing.status == "skipped" and "esp_emote_assets" in missing.reason
+
+
+def test_inspect_and_preview_cli(shared_fixtures: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from xzbuild.cli.main import main
+
+    real = shared_fixtures / "mmap-assets" / "emote" / "esp32_s3_assets.bin"
+    assert main(["assets", "inspect", str(real)]) == 0
+    assert main(["assets", "inspect", str(real), "--partition-size", "0x100000"]) != 0  # 1.7 MB bundle
+    broken = tmp_path / "broken.bin"
+    data = bytearray(real.read_bytes())
+    data[5000] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    assert main(["assets", "inspect", str(broken)]) != 0
+    out = tmp_path / "sheet.png"
+    assert main(["assets", "preview", str(real), "-o", str(out)]) == 0
+    with Image.open(out) as sheet:
+        assert sheet.width >= 800 and sheet.height >= 400
+
+
+def test_first_frame_of_an_eaf(real_members: dict[str, bytes]) -> None:
+    from assets_gen.expression.eaf import first_frame, frame_count
+
+    eye = first_frame(real_members["happy.eaf"])
+    assert frame_count(real_members["happy.eaf"]) == 43 and eye.size == (125, 160)
+    r, g, b, _ = eye.getpixel((eye.width // 2, eye.height // 2))  # type: ignore[misc]
+    assert min(r, g, b) > 200 and eye.getpixel((0, 0))[:3] == (0, 0, 0)  # type: ignore[index]
