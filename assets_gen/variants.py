@@ -119,7 +119,7 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         if not plan.wake.models:
             result.status, result.reason = "skipped", "nothing to pack (no assets font, emoji, wake word or skin)"
             return result
-        if maker.inputs.esp_sr is None:
+        if len(maker.missing_models(plan)) == len(plan.wake.models):
             result.status = "skipped"
             result.reason = (f"missing input: only a wake word ({', '.join(plan.wake.models)}) to pack and no ESP-SR "
                              "models; pass --firmware with managed_components/ or --esp-sr DIR")
@@ -343,12 +343,22 @@ class MemberMaker:
             self._backgrounds(plan, spec)
         return spec
 
+    def missing_models(self, plan: VariantPlan) -> list[str]:
+        """The plan's ESP-SR models whose directories are not available (all of them without an ESP-SR tree)."""
+        esp_sr = self.inputs.esp_sr
+        if esp_sr is None:
+            return list(plan.wake.models)
+        subs = [("wakenet_model", n) for n in plan.wake.wakenet] + [("multinet_model", n) for n in plan.wake.multinet]
+        return [n for sub, n in subs if not (esp_sr / sub / n).is_dir()]
+
     def notes_for(self, plan: VariantPlan) -> list[str]:
         """Human notes about reserved (unavailable) wake-word models."""
-        if plan.wake.models and self.inputs.esp_sr is None:
-            return [f"wake word {', '.join(plan.wake.models)}: room reserved, model files not packed "
-                    "(pass --firmware with managed_components/ or --esp-sr <esp-sr>/model to pack them)"]
-        return []
+        missing = self.missing_models(plan)
+        if not missing:
+            return []
+        where = (f"not in {self.inputs.esp_sr}" if self.inputs.esp_sr else
+                 "pass --firmware with managed_components/ or --esp-sr <esp-sr>/model to pack them")
+        return [f"wake word {', '.join(missing)}: room reserved, model files not packed ({where})"]
 
     def _emoji(self, source: str, size: int) -> list[Any]:
         from assets_gen import emoji
@@ -379,10 +389,12 @@ class MemberMaker:
         if not plan.wake.models:
             return
         spec.multinet = plan.wake.custom
-        if self.inputs.esp_sr is None:
-            spec.reserved = {name: reserved_size(name) for name in plan.wake.models}
-        else:
-            spec.srmodels = load_models(plan.wake, self.inputs.esp_sr)
+        missing = self.missing_models(plan)
+        spec.reserved = {name: reserved_size(name) for name in missing}
+        if self.inputs.esp_sr is not None and len(missing) < len(plan.wake.models):
+            present = dataclasses.replace(plan.wake, wakenet=tuple(n for n in plan.wake.wakenet if n not in missing),
+                                          multinet=tuple(n for n in plan.wake.multinet if n not in missing))
+            spec.srmodels = load_models(present, self.inputs.esp_sr)
 
     def _background_sources(self) -> tuple[Path, Path]:
         light = self.ov.background or self.ov.background_dark
