@@ -25,7 +25,7 @@ from xzbuild.errors import UserError
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, Variant
 
-PLAN_VERSION = "2"
+PLAN_VERSION = "3"
 DEFAULT_TEXT_FONT = "font_noto_sans_basic_14_1"  # main/CMakeLists.txt, before the board chain
 DEFAULT_EMOTE_RESOLUTION = "320_240"  # main/CMakeLists.txt EMOTE_RESOLUTION default  # bump when planning rules change
 

@@ -104,7 +104,7 @@ def load_inputs(layers: Layers, resolution: str) -> ExpressionInputs:
     emote_path = layers.file(f"{resolution}/emote.json")
     if emote_path is not None:
         inputs.emotes = _emotes(_json(emote_path), emote_path)
-        inputs.missing = [e["src"] for e in inputs.emotes if e["src"] not in inputs.collection]
+        inputs.missing = list(dict.fromkeys(e["src"] for e in inputs.emotes if e["src"] not in inputs.collection))
     layout_path = layers.file(f"{resolution}/layout.json")
     if layout_path is not None:
         inputs.layout = _json(layout_path)
