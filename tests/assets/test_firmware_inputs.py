@@ -152,3 +152,59 @@ def test_custom_wake_word_bundle_matches_upstream(shared_fixtures: Path, tmp_pat
     assert main(["assets", "build", "-o", str(out), "--multinet", str(sr / "mn7_cn"), "--multinet", str(sr / "fst"),
                  "--custom-wake-word", "ni hao xiao zhi=你好小智", "--threshold", "20"]) == 0
     assert out.read_bytes() == (shared_fixtures / "assets-custom-wake-word" / "assets.bin").read_bytes()
+
+
+SORTED_WALK = """
+import os, runpy, sys
+_walk = os.walk
+def walk(*a, **k):
+    for root, dirs, files in _walk(*a, **k):
+        dirs.sort(); files.sort()
+        yield root, dirs, files
+os.walk = walk
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_fonts_component_bundle_is_upstreams(repo_root: Path, shared_fixtures: Path, tmp_path: Path,
+                                             upstream_tree: Path) -> None:
+    """With xiaozhi-fonts at hand the variant bundle equals upstream's build_default_assets.py output on the
+    same inputs (run here from the pinned upstream commit, through a sorted os.walk as the fixtures were)."""
+    import subprocess
+    import sys
+
+    from assets_gen.cache import Cache
+    from assets_gen.mmap import read_mmap
+    from assets_gen.plan import plan_variants
+
+    variant = "bread-compact-esp32-lcd"  # ESP32 without PSRAM: font 14_1, no wake word
+    [plan] = plan_variants(repo_root / "boards", [variant], False, Overrides(), Cache(None))
+    assert plan.font is not None
+    fonts = tmp_path / "xiaozhi-fonts"
+    (fonts / "cbin").mkdir(parents=True)
+    (fonts / "manifest.json").write_text('{"bundle_id": "noto-v1"}')
+    real = read_mmap((shared_fixtures / "mmap-assets" / "emote" / "esp32_s3_assets.bin").read_bytes(), 32)
+    cbin = real.member(real.find("font_puhui_deepseek_14_1.bin"))  # type: ignore[arg-type]  # a real 14_1 cbin
+    (fonts / "cbin" / f"font_noto_sans_common_{plan.font.size}_{plan.font.bpp}.bin").write_bytes(cbin)
+    [ours] = build_variants(repo_root / "boards", [variant], False, tmp_path / "out", Overrides(fonts=fonts),
+                            cache_dir=tmp_path / "c")
+    assert ours.status == "ok", ours.reason
+    data = Path(ours.path).read_bytes()
+    c = read_container(data)
+    coll = fonts / "png" / "xz"
+    coll.mkdir(parents=True)
+    for e in c.entries:
+        if e.name.endswith(".png"):
+            (coll / e.name).write_bytes(c.member(e.name) or b"")
+    (tmp_path / "sdkconfig").write_text("")
+    ref = tmp_path / "ref.bin"
+    subprocess.run([sys.executable, "-c", SORTED_WALK, str(upstream_tree / "scripts" / "build_default_assets.py"),
+                    "--sdkconfig", str(tmp_path / "sdkconfig"), "--output", str(ref),
+                    "--builtin_text_font", f"font_noto_sans_basic_{plan.font.size}_{plan.font.bpp}",
+                    *(["--emoji_collection", "xz"] if plan.emoji else []), "--noto_fonts_path", str(fonts),
+                    "--esp_sr_model_path", str(tmp_path / "none")], check=True, capture_output=True)
+    assert data == ref.read_bytes()
+    index = json.loads(c.member("index.json") or b"")
+    assert index["text_font_meta"] == {"charset": "common", "size": plan.font.size, "bpp": plan.font.bpp,
+                                       "bundle": "noto-v1"}
