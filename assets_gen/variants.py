@@ -299,7 +299,7 @@ class MemberMaker:
         if plan.mode == "expression":
             return variant_modes.expression_key(plan, self.inputs, self.cache)
         return make_key("bundle", builder=BUILDER_VERSION,
-                        font=[self.font_key(plan.font), plan.font.member_name] if plan.font else None,
+                        font=[self.font_key(plan.font), plan.font.member_name, plan.font.bundle_id] if plan.font else None,
                         emoji=self._emoji_key(*plan.emoji) if plan.emoji else None,
                         wake=self._models_key(plan), skin=self._skin_key(plan))
 
