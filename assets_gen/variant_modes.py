@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assets_gen.cache import Cache, make_key
+from assets_gen.expression.load import Layers
 from assets_gen.inputs import InputDirs
 from assets_gen.plan import VariantPlan
 from xzbuild.errors import UserError
@@ -32,9 +33,9 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-def expression_layers(plan: VariantPlan, inputs: InputDirs):  # type: ignore[no-untyped-def]
+def expression_layers(plan: VariantPlan, inputs: InputDirs) -> Layers:
     """The lookup layers of a variant's expression bundle (component + optional VoCat-style staging)."""
-    from assets_gen.expression.load import Layers, vocat_staging
+    from assets_gen.expression.load import vocat_staging
 
     component = inputs.emote_assets
     if component is None or not component.is_dir():

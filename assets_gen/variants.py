@@ -21,6 +21,7 @@ from typing import Any
 from assets_gen.bundle import BundleSpec, assemble, check_fits
 from assets_gen.cache import DEFAULT_DIR, Cache, make_key
 from assets_gen.explicit import DARK, LIGHT
+from assets_gen.fontchoice import apply_fonts_component, basic_fallback
 from assets_gen.index import FontMeta
 from assets_gen.inputs import InputDirs
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
@@ -64,7 +65,7 @@ def build_variants(boards_dir: Path, names: list[str], all_variants: bool, out_d
     cache = Cache(cache_dir or DEFAULT_DIR)
     plans = plan_variants(boards_dir, names, all_variants, ov, cache)
     maker = MemberMaker(cache, ov, InputDirs(ov))
-    apply_fonts_component(plans, maker)
+    apply_fonts_component(plans, maker.inputs.fonts, maker.ov)
     keys = {p.name: maker.key_for(p) for p in plans if not p.skip}
     stale = [p for p in plans if not p.skip and not _unchanged(out_dir, p.name, keys[p.name])]
     maker.prepare_fonts([p.font for p in stale if p.font], jobs, progress)
@@ -137,7 +138,7 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         bundle = assemble(maker.spec_for(plan))
         partition = plan.partition_size
         assert partition is not None
-        smaller = _basic_fallback(plan, maker) if bundle.planned_size > partition else None
+        smaller = basic_fallback(plan, maker.ov) if bundle.planned_size > partition else None
         if smaller is not None:
             result.notes.append(f"text font {plan.font.member_name if plan.font else ''} with the common charset makes "
                                 f"the bundle {bundle.planned_size:,} B (> {partition:,} B): packed the font's "
@@ -156,37 +157,6 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     write_if_changed(target, bundle.data)
     atomic_write_text(record, json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
     return result
-
-
-def _basic_fallback(plan: VariantPlan, maker: MemberMaker) -> VariantPlan | None:
-    """The same plan with the named font's basic tier, when the font is ours (not --font) and was common."""
-    font = plan.font
-    if font is None or maker.ov.font is not None or (font.charset == "basic" and not font.bundle_id):
-        return None
-    return dataclasses.replace(plan, font=FontProfile(font.size, font.bpp, font.autohint_off, charset="basic"))
-
-
-def apply_fonts_component(plans: list[VariantPlan], maker: MemberMaker) -> None:
-    """With xiaozhi-fonts at hand, pack upstream's own font: ``cbin/font_noto_sans_common_<s>_<b>.bin`` and its
-    ``text_font_meta`` (bundle id from the component's manifest.json), exactly as build_default_assets.py."""
-    fonts = maker.inputs.fonts
-    if fonts is None or maker.ov.font is not None:
-        return
-    try:
-        bundle_id = json.loads((fonts / "manifest.json").read_text(encoding="utf-8")).get("bundle_id")
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{fonts / 'manifest.json'}: cannot read the fonts manifest ({exc})") from None
-    if not isinstance(bundle_id, str) or not bundle_id:
-        raise UserError(f"{fonts / 'manifest.json'}: no bundle_id; upstream refuses to pack its fonts without one")
-    for plan in plans:
-        f = plan.font
-        if f is None or f.prebuilt:
-            continue
-        cbin = fonts / "cbin" / f"font_noto_sans_common_{f.size}_{f.bpp}.bin"
-        if cbin.is_file():
-            plan.font = FontProfile(f.size, f.bpp, f.autohint_off, cbin, 0, "common", bundle_id)
-        else:
-            plan.notes.append(f"{cbin.name} not in the fonts component; converted our own font")
 
 
 def _build_mode(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str, result: VariantResult) -> VariantResult:
