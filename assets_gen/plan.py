@@ -122,10 +122,11 @@ def plan_variant(variant: Variant, boards_root: Path, ov: Overrides) -> VariantP
     if plan.partition_size is None:
         plan.skip = f"{variant.partition_table} has no assets partition (v1 layout)"
         return plan
-    fa = flash_assets(config_from_assignments(variant.effective_sdkconfig), bool(k and k.emote_style))
-    plan.mode, plan.emote_style = fa.mode, fa.mode == "expression" or (
-        bool(k and k.emote_style) and variant.effective_sdkconfig.get("CONFIG_USE_EMOTE_MESSAGE_STYLE") == "y")
-    plan.name_length = fa.name_length
+    config = config_from_assignments(variant.effective_sdkconfig)
+    fa = flash_assets(config, bool(k and k.emote_style))
+    plan.mode, plan.name_length = fa.mode, fa.name_length
+    # The emote display reads the partition with esp_mmap_assets (EmoteStrategy), whatever the choice.
+    plan.emote_style = bool(k and k.emote_style) and config.get("USE_EMOTE_MESSAGE_STYLE") == "y"
     if fa.mode == "none":
         plan.skip = "CONFIG_FLASH_NONE_ASSETS: the firmware flashes nothing to its assets partition"
         return plan
