@@ -153,7 +153,6 @@ def plan_variant(variant: Variant, boards_root: Path, ov: Overrides) -> VariantP
         plan.emoji = ("otto", 0)  # the component's GIFs, packed unchanged
     elif collection:
         plan.notes.append(f"emoji collection {collection!r} is unknown to upstream's builder; pass --emoji-dir")
-    config = config_from_assignments(variant.effective_sdkconfig)
     plan.wake = _wake_plan(variant, config, ov, plan)
     plan.display = display_size(variant)
     if (ov.background or ov.background_dark) and plan.display is None:
