@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from assets_gen.cache import Cache, make_key
 from assets_gen.display import display_size
+from assets_gen.firmware import FirmwareTree
+from assets_gen.flashmode import flash_assets
 from assets_gen.index import Multinet
 from assets_gen.textfont import FontProfile, profile_for
 from assets_gen.wakeword import WakeWordPlan, config_from_assignments, plan_from_config
@@ -23,7 +25,9 @@ from xzbuild.errors import UserError
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, Variant
 
-PLAN_VERSION = "1"  # bump when planning rules change
+PLAN_VERSION = "3"
+DEFAULT_TEXT_FONT = "font_noto_sans_basic_14_1"  # main/CMakeLists.txt, before the board chain
+DEFAULT_EMOTE_RESOLUTION = "320_240"  # main/CMakeLists.txt EMOTE_RESOLUTION default  # bump when planning rules change
 
 
 @dataclass
@@ -37,11 +41,20 @@ class Overrides:
     background_dark: Path | None = None
     wake_words: list[str] = field(default_factory=list)
     esp_sr: Path | None = None
+    firmware: Path | None = None  # a firmware checkout: managed components and board files are read from it
+    otto_gif: Path | None = None  # the otto-gif collection dir (component's gifs/)
+    emote_assets: Path | None = None  # the esp_emote_assets component dir
+    fonts: Path | None = None  # the xiaozhi-fonts component dir (cbin/, manifest.json)
+    custom_assets: Path | None = None  # a dir holding CONFIG_CUSTOM_ASSETS_FILE downloads by file name
 
     def fingerprint(self) -> dict[str, Any]:
         """What of the overrides changes a plan (file contents are keyed later, per member)."""
         return {"font": str(self.font or ""), "emoji_dir": bool(self.emoji_dir), "emoji_size": self.emoji_size,
                 "background": bool(self.background or self.background_dark), "wake": list(self.wake_words)}
+
+    def firmware_tree(self) -> FirmwareTree | None:
+        """The ``--firmware`` tree, checked."""
+        return FirmwareTree.open(self.firmware) if self.firmware else None
 
 
 @dataclass
@@ -59,6 +72,12 @@ class VariantPlan:
     display: tuple[int, int] | None = None
     skip: str = ""
     notes: list[str] = field(default_factory=list)
+    mode: str = "default"  # the Flash Assets choice: default | custom | expression | none
+    custom_file: str = ""  # CONFIG_CUSTOM_ASSETS_FILE
+    emote_resolution: str = ""  # expression bundles: the esp_emote_assets resolution dir
+    name_length: int = 16  # expression bundles: CONFIG_MMAP_FILE_NAME_LENGTH
+    emote_external: bool = False  # expression bundles: EMOTE_EXTERNAL_PATH staging (board files overlay)
+    emote_style: bool = False  # the firmware reads the partition with esp_mmap_assets (EmoteStrategy)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (for the plan cache)."""
@@ -77,10 +96,11 @@ class VariantPlan:
                                      custom["duration"]) if custom else None)
         return cls(d["name"], d["board"], d["target"], d["partition_table"], d["partition_size"],
                    FontProfile(font["size"], font["bpp"], font["autohint_off"], Path(font["source"]),
-                               font["face_index"]) if font else None,
+                               font["face_index"], font["charset"], font["bundle_id"]) if font else None,
                    tuple(d["emoji"]) if d["emoji"] else None,  # type: ignore[arg-type]
                    wake, tuple(d["display"]) if d["display"] else None,  # type: ignore[arg-type]
-                   d["skip"], list(d["notes"]))
+                   d["skip"], list(d["notes"]), d["mode"], d["custom_file"], d["emote_resolution"],
+                   d["name_length"], d["emote_external"], d["emote_style"])
 
 
 def partition_size(boards_root: Path, table: str) -> int | None:
@@ -102,10 +122,26 @@ def plan_variant(variant: Variant, boards_root: Path, ov: Overrides) -> VariantP
     if plan.partition_size is None:
         plan.skip = f"{variant.partition_table} has no assets partition (v1 layout)"
         return plan
-    if k is not None and k.emote_style:
-        plan.skip = "emote board: its assets use the esp_emote_assets format (out of scope)"
+    config = config_from_assignments(variant.effective_sdkconfig)
+    fa = flash_assets(config, bool(k and k.emote_style))
+    plan.mode, plan.name_length = fa.mode, fa.name_length
+    # The emote display reads the partition with esp_mmap_assets (EmoteStrategy), whatever the choice.
+    plan.emote_style = bool(k and k.emote_style) and config.get("USE_EMOTE_MESSAGE_STYLE") == "y"
+    if fa.mode == "none":
+        plan.skip = "CONFIG_FLASH_NONE_ASSETS: the firmware flashes nothing to its assets partition"
         return plan
-    plan.font = profile_for(k.text_font if k else None, ov.font)
+    if fa.mode == "custom":
+        plan.custom_file = fa.custom_file
+        return plan
+    if fa.mode == "expression":
+        assert k is not None
+        plan.emote_resolution = k.emote_resolution or DEFAULT_EMOTE_RESOLUTION
+        plan.emote_external = "EMOTE_EXTERNAL_PATH" in k.extra_cmake
+        plan.display = display_size(variant)
+        return plan
+    # CMake sets BUILTIN_TEXT_FONT to font_noto_sans_basic_14_1 before the board chain; boards keep it
+    # unless their branch sets another one.
+    plan.font = profile_for((k.text_font if k else None) or DEFAULT_TEXT_FONT, ov.font)
     if ov.font is not None and plan.font is None:
         plan.notes.append("board has no assets text font profile; --font ignored")
     collection = k.emoji_collection if k else None
@@ -113,9 +149,10 @@ def plan_variant(variant: Variant, boards_root: Path, ov: Overrides) -> VariantP
         plan.emoji = ("dir", ov.emoji_size or _collection_size(collection) or 64)
     elif collection and collection.startswith("noto-color-emoji_"):
         plan.emoji = ("noto", ov.emoji_size or _collection_size(collection) or 64)
+    elif collection == "otto-gif":
+        plan.emoji = ("otto", 0)  # the component's GIFs, packed unchanged
     elif collection:
-        plan.notes.append(f"emoji collection {collection!r} comes from a firmware component; pass --emoji-dir to pack it")
-    config = config_from_assignments(variant.effective_sdkconfig)
+        plan.notes.append(f"emoji collection {collection!r} is unknown to upstream's builder; pass --emoji-dir")
     plan.wake = _wake_plan(variant, config, ov, plan)
     plan.display = display_size(variant)
     if (ov.background or ov.background_dark) and plan.display is None:

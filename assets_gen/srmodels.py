@@ -34,6 +34,9 @@ class SrModel:
         return sum(len(data) for _, data in self.files)
 
 
+FST = "fst"
+
+
 def load_model_dir(path: Path) -> SrModel:
     """Read an ESP-SR model directory (``wn9s_nihaoxiaozhi/{_MODEL_INFO_, wn9_data, wn9_index}``)."""
     if not path.is_dir():
@@ -48,7 +51,8 @@ def load_model_dir(path: Path) -> SrModel:
         files.append((child.name, child.read_bytes()))
     if not files:
         raise UserError("model directory is empty", Location(str(path)))
-    if MODEL_INFO not in {name for name, _ in files}:
+    # multinet_model/fst holds MultiNet 6/7's command lists; upstream packs it as a model without _MODEL_INFO_.
+    if MODEL_INFO not in {name for name, _ in files} and path.name != FST:
         raise UserError(f"no {MODEL_INFO} file: this is not an ESP-SR model directory", Location(str(path)))
     return SrModel(path.name, tuple(files))
 

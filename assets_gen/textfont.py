@@ -31,6 +31,8 @@ class FontProfile:
     autohint_off: bool
     source: Path = NOTO_CJK
     face_index: int = NOTO_CJK_SC_FACE
+    charset: str = "common"  # the tier converted: common (what upstream's bundle font has) or basic
+    bundle_id: str = ""  # set for a genuine glyph-push bundle font (xiaozhi-fonts' cbin): text_font_meta
 
     @property
     def member_name(self) -> str:
@@ -63,9 +65,11 @@ def profile_for(builtin_font: str | None, source: Path | None = None, face_index
 
 
 @cache
-def default_charset() -> tuple[int, ...]:
-    """Code points of the shipped charset (sorted, unique)."""
-    return load_charset(CHARSET_FILE)
+def default_charset(tier: str = "common") -> tuple[int, ...]:
+    """Code points of a shipped charset tier (sorted, unique)."""
+    from assets_gen.charsets import CHARSET_FILES
+
+    return load_charset(CHARSET_FILES[tier])
 
 
 def load_charset(path: Path) -> tuple[int, ...]:
@@ -120,5 +124,6 @@ def convert_profile(profile: FontProfile) -> bytes:
     if profile.prebuilt:
         return profile.source.read_bytes()
     options = FontOptions(profile.size, profile.bpp, profile.face_index, profile.autohint_off)
-    group = CodeGroup("charset xzbuild-common-gb2312", default_charset())
+    name = "charset xzbuild-common-gb2312" if profile.charset == "common" else f"charset {profile.charset}"
+    group = CodeGroup(name, default_charset(profile.charset))
     return convert_font(profile.source.read_bytes(), [group], options, source=str(profile.source)).data

@@ -8,6 +8,7 @@ once; distinct fonts are converted in parallel), the bundle is packed, checked a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -20,12 +21,15 @@ from typing import Any
 from assets_gen.bundle import BundleSpec, assemble, check_fits
 from assets_gen.cache import DEFAULT_DIR, Cache, make_key
 from assets_gen.explicit import DARK, LIGHT
+from assets_gen.fontchoice import apply_fonts_component, basic_fallback
+from assets_gen.index import FontMeta
+from assets_gen.inputs import InputDirs
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
-from assets_gen.textfont import FontProfile, check_source
+from assets_gen.textfont import FontProfile, check_source, default_charset
 from assets_gen.wakeword import reserved_size
 from xzbuild.errors import UserError
 
-BUILDER_VERSION = "2"  # bump when member bytes would change for the same inputs
+BUILDER_VERSION = "3"  # bump when member bytes would change for the same inputs
 
 
 @dataclass
@@ -60,7 +64,8 @@ def build_variants(boards_dir: Path, names: list[str], all_variants: bool, out_d
     """Plan, make and write the bundles of the selected variants; returns one result per variant."""
     cache = Cache(cache_dir or DEFAULT_DIR)
     plans = plan_variants(boards_dir, names, all_variants, ov, cache)
-    maker = MemberMaker(cache, ov)
+    maker = MemberMaker(cache, ov, InputDirs(ov))
+    apply_fonts_component(plans, maker.inputs.fonts, maker.ov)
     keys = {p.name: maker.key_for(p) for p in plans if not p.skip}
     stale = [p for p in plans if not p.skip and not _unchanged(out_dir, p.name, keys[p.name])]
     maker.prepare_fonts([p.font for p in stale if p.font], jobs, progress)
@@ -103,14 +108,22 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     if plan.skip:
         result.status, result.reason = "skipped", plan.skip
         return result
+    if plan.mode in ("custom", "expression"):
+        return _build_mode(plan, maker, out_dir, key, result)
     result.notes += maker.notes_for(plan)
+    if plan.emoji and plan.emoji[0] == "otto" and maker.inputs.otto_gif is None:
+        result.status = "skipped"
+        result.reason = ("missing input: the otto-gif emoji collection (txp666/otto-emoji-gif-component gifs/); "
+                         "pass --firmware with managed_components/ or --otto-gif DIR")
+        return result
     if plan.font is None and plan.emoji is None and not maker.has_skin(plan):
         if not plan.wake.models:
             result.status, result.reason = "skipped", "nothing to pack (no assets font, emoji, wake word or skin)"
             return result
-        if maker.ov.esp_sr is None:
+        if len(maker.missing_models(plan)) == len(plan.wake.models):
             result.status = "skipped"
-            result.reason = f"only a wake word ({', '.join(plan.wake.models)}) to pack; pass --esp-sr to pack it"
+            result.reason = (f"missing input: only a wake word ({', '.join(plan.wake.models)}) to pack and no ESP-SR "
+                             "models; pass --firmware with managed_components/ or --esp-sr DIR")
             return result
     target = out_dir / plan.name / "assets.bin"
     result.path, result.key = str(target), key
@@ -123,10 +136,17 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
     record = target.with_name("assets.json")
     try:
         bundle = assemble(maker.spec_for(plan))
+        partition = plan.partition_size
+        assert partition is not None
+        smaller = basic_fallback(plan, maker.ov) if bundle.planned_size > partition else None
+        if smaller is not None:
+            result.notes.append(f"text font {plan.font.member_name if plan.font else ''} with the common charset makes "
+                                f"the bundle {bundle.planned_size:,} B (> {partition:,} B): packed the font's "
+                                f"own basic charset ({len(default_charset('basic')):,} characters) instead")
+            plan, bundle = smaller, assemble(maker.spec_for(smaller))
         result.size, result.members = bundle.size, list(bundle.members)
-        assert plan.partition_size is not None
-        check_fits(bundle, plan.partition_size)
-        report = inspect_bundle(bundle.data, plan.partition_size, plan.display)
+        check_fits(bundle, partition)
+        report = inspect_bundle(bundle.data, partition, plan.display)
         if not report.ok:
             raise UserError(f"bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:
@@ -136,6 +156,36 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
         return result
     write_if_changed(target, bundle.data)
     atomic_write_text(record, json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
+    return result
+
+
+def _build_mode(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str, result: VariantResult) -> VariantResult:
+    """Custom and expression bundles: made by :mod:`assets_gen.variant_modes`, written like the others."""
+    from assets_gen.variant_modes import MissingInput, make_custom, make_expression
+    from xzbuild.fsutil import atomic_write_text, write_if_changed
+
+    target = out_dir / plan.name / "assets.bin"
+    previous = _unchanged(out_dir, plan.name, key)
+    if previous and previous["status"] != "skipped":
+        result.status = "failed" if previous["status"] == "failed" else "cached"
+        result.reason, result.size, result.path, result.key = previous["reason"], int(previous["size"]), str(target), key
+        result.members = [(m["name"], m["size"]) for m in previous["members"]]
+        result.notes = list(previous["notes"])
+        return result
+    try:
+        made = (make_custom if plan.mode == "custom" else make_expression)(plan, maker.inputs)
+    except MissingInput as exc:
+        result.status, result.reason = "skipped", f"missing input: {exc}"
+        return result
+    except UserError as exc:
+        result.status, result.reason, result.key = "failed", str(exc), key
+        target.unlink(missing_ok=True)
+        atomic_write_text(target.with_name("assets.json"), json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
+        return result
+    result.path, result.key, result.size, result.members = str(target), key, len(made.data), made.members
+    result.notes += made.notes
+    write_if_changed(target, made.data)
+    atomic_write_text(target.with_name("assets.json"), json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n")
     return result
 
 
@@ -154,9 +204,10 @@ def format_results(results: list[VariantResult]) -> str:
 class MemberMaker:
     """Keys and makes members; everything expensive goes through the content cache."""
 
-    def __init__(self, cache: Cache, ov: Overrides) -> None:
+    def __init__(self, cache: Cache, ov: Overrides, inputs: InputDirs | None = None) -> None:
         self.cache = cache
         self.ov = ov
+        self.inputs = inputs or InputDirs(ov)
         self._font_keys: dict[FontProfile, str] = {}
 
     def has_skin(self, plan: VariantPlan) -> bool:
@@ -166,35 +217,39 @@ class MemberMaker:
     # -- keys (cheap: digests are remembered across runs) ------------------------------------------
     def font_key(self, profile: FontProfile) -> str:
         """Content key of a converted font: source bytes, profile, charset, FreeType version."""
-        from assets_gen.textfont import CHARSET_FILE, converter_id
+        from assets_gen.charsets import CHARSET_FILES
+        from assets_gen.textfont import converter_id
 
         if profile in self._font_keys:
             return self._font_keys[profile]
         check_source(profile)
         self._font_keys[profile] = make_key("font", source=self.cache.digest(profile.source), face=profile.face_index,
                         size=profile.size, bpp=profile.bpp, autohint_off=profile.autohint_off,
-                        charset=self.cache.digest(CHARSET_FILE), converter=converter_id(), builder=BUILDER_VERSION)
+                        charset=self.cache.digest(CHARSET_FILES[profile.charset]), converter=converter_id(), builder=BUILDER_VERSION)
         return self._font_keys[profile]
 
     def _emoji_key(self, source: str, size: int) -> str:
         from assets_gen.emoji import NOTO_COLOR_EMOJI
 
-        if source == "dir":
-            assert self.ov.emoji_dir is not None
-            files = sorted(p for p in self.ov.emoji_dir.rglob("*") if p.is_file())
-            return make_key("emoji-dir", size=size, files=[(str(p), self.cache.digest(p)) for p in files],
+        if source in ("dir", "otto"):
+            root = self.ov.emoji_dir if source == "dir" else self.inputs.otto_gif
+            if root is None:
+                return make_key("emoji-missing", source=source)
+            files = sorted(p for p in root.rglob("*") if p.is_file())
+            return make_key(f"emoji-{source}", size=size, files=[(str(p), self.cache.digest(p)) for p in files],
                             tools=_pillow_id(), builder=BUILDER_VERSION)
         return make_key("emoji", font=self.cache.digest(NOTO_COLOR_EMOJI), size=size, tools=_pillow_id())
 
     def _models_key(self, plan: VariantPlan) -> Any:
         if not plan.wake.models:
             return None
-        if self.ov.esp_sr is None:
+        esp_sr = self.inputs.esp_sr
+        if esp_sr is None:
             return ["reserved", list(plan.wake.models)]
         out = []
         for sub, names in (("wakenet_model", plan.wake.wakenet), ("multinet_model", plan.wake.multinet)):
             for name in names:
-                d = self.ov.esp_sr / sub / name
+                d = esp_sr / sub / name
                 files = sorted(p for p in d.iterdir() if p.is_file()) if d.is_dir() else []
                 out.append([name, [(p.name, self.cache.digest(p)) for p in files]])
         return [out, plan.wake.custom.as_json() if plan.wake.custom else None]
@@ -207,8 +262,14 @@ class MemberMaker:
 
     def key_for(self, plan: VariantPlan) -> str:
         """The bundle's content key, computed without making any member."""
+        from assets_gen import variant_modes
+
+        if plan.mode == "custom":
+            return variant_modes.custom_key(plan, self.inputs, self.cache)
+        if plan.mode == "expression":
+            return variant_modes.expression_key(plan, self.inputs, self.cache)
         return make_key("bundle", builder=BUILDER_VERSION,
-                        font=[self.font_key(plan.font), plan.font.member_name] if plan.font else None,
+                        font=[self.font_key(plan.font), plan.font.member_name, plan.font.bundle_id] if plan.font else None,
                         emoji=self._emoji_key(*plan.emoji) if plan.emoji else None,
                         wake=self._models_key(plan), skin=self._skin_key(plan))
 
@@ -243,6 +304,8 @@ class MemberMaker:
             profile = plan.font
             data = self.cache.get_or_make("font", self.font_key(profile), lambda: convert_profile(profile))
             spec.font = (profile.member_name, data)
+            if profile.bundle_id:  # upstream's rule: a *_common_<size>_<bpp> bundle font gets its meta
+                spec.font_meta = FontMeta("common", profile.size, profile.bpp, profile.bundle_id)
         if plan.emoji:
             spec.emoji = self._emoji(*plan.emoji)
         self._models(plan, spec)
@@ -250,17 +313,33 @@ class MemberMaker:
             self._backgrounds(plan, spec)
         return spec
 
+    def missing_models(self, plan: VariantPlan) -> list[str]:
+        """The plan's ESP-SR models whose directories are not available (all of them without an ESP-SR tree)."""
+        esp_sr = self.inputs.esp_sr
+        if esp_sr is None:
+            return list(plan.wake.models)
+        subs = [("wakenet_model", n) for n in plan.wake.wakenet] + [("multinet_model", n) for n in plan.wake.multinet]
+        return [n for sub, n in subs if not (esp_sr / sub / n).is_dir()]
+
     def notes_for(self, plan: VariantPlan) -> list[str]:
         """Human notes about reserved (unavailable) wake-word models."""
-        if plan.wake.models and self.ov.esp_sr is None:
-            return [f"wake word {', '.join(plan.wake.models)}: room reserved, model files not packed "
-                    "(pass --esp-sr <esp-sr>/model to pack them)"]
-        return []
+        missing = self.missing_models(plan)
+        if not missing:
+            return []
+        where = (f"not in {self.inputs.esp_sr}" if self.inputs.esp_sr else
+                 "pass --firmware with managed_components/ or --esp-sr <esp-sr>/model to pack them")
+        return [f"wake word {', '.join(missing)}: room reserved, model files not packed ({where})"]
 
     def _emoji(self, source: str, size: int) -> list[Any]:
         from assets_gen import emoji
 
-        if source == "dir":
+        if source == "otto":  # upstream packs the component's GIFs unchanged
+            otto_dir = self.inputs.otto_gif
+            assert otto_dir is not None
+
+            def make() -> bytes:
+                return _pack_files(emoji.load_emoji_dir(otto_dir))
+        elif source == "dir":
             assert self.ov.emoji_dir is not None
             emoji_dir = self.ov.emoji_dir
 
@@ -280,10 +359,12 @@ class MemberMaker:
         if not plan.wake.models:
             return
         spec.multinet = plan.wake.custom
-        if self.ov.esp_sr is None:
-            spec.reserved = {name: reserved_size(name) for name in plan.wake.models}
-        else:
-            spec.srmodels = load_models(plan.wake, self.ov.esp_sr)
+        missing = self.missing_models(plan)
+        spec.reserved = {name: reserved_size(name) for name in missing}
+        if self.inputs.esp_sr is not None and len(missing) < len(plan.wake.models):
+            present = dataclasses.replace(plan.wake, wakenet=tuple(n for n in plan.wake.wakenet if n not in missing),
+                                          multinet=tuple(n for n in plan.wake.multinet if n not in missing))
+            spec.srmodels = load_models(present, self.inputs.esp_sr)
 
     def _background_sources(self) -> tuple[Path, Path]:
         light = self.ov.background or self.ov.background_dark

@@ -17,3 +17,23 @@ def assets_fx(shared_fixtures: Path) -> Path:
 def model_dir(shared_fixtures: Path) -> Path:
     """The wn9s_nihaoxiaozhi ESP-SR model directory."""
     return shared_fixtures / "esp-sr" / "wakenet_model" / "wn9s_nihaoxiaozhi"
+
+
+@pytest.fixture(scope="session")
+def upstream_tree(shared_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Parts of the upstream firmware at the pinned commit (locales, the VoCat board files), from the bundle."""
+    import subprocess
+    import tarfile
+
+    root = tmp_path_factory.mktemp("upstream")
+    bundle = shared_fixtures / "upstream" / "xiaozhi-esp32-last301.bundle"
+    git = ["git", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "fetch", "-q", str(bundle), "main-last301"], check=True)
+    archive = subprocess.run([*git, "archive", "FETCH_HEAD", "main/assets/locales", "main/boards/espressif/esp-vocat",
+                              "scripts/build_default_assets.py"], check=True, capture_output=True).stdout
+    import io
+
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    return root

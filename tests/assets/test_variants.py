@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from assets_gen.cache import Cache
+from assets_gen.container import read_container
 from assets_gen.inspect import inspect_bundle
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.variants import VariantResult, build_variants
@@ -75,24 +76,46 @@ def test_fresh_cache_gives_identical_bytes(built: tuple[Path, Path, list[Variant
     assert Path(fresh[0].path).read_bytes() == Path(results[1].path).read_bytes()
 
 
-def test_oversize_variant_reports_why(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],
-                                      tmp_path: Path) -> None:
+def test_font_too_big_for_the_partition_falls_back_to_its_basic_charset(
+        repo_root: Path, built: tuple[Path, Path, list[VariantResult]], tmp_path: Path, upstream_tree: Path) -> None:
+    """waveshare-esp32-touch-lcd-3.5: ESP32 on the 4 MB table (1 MiB assets); the common-charset 20 px font
+    alone is 1.5 MB, so the bundle carries the named font's own basic charset (xiaozhi-fonts' rule)."""
+    from assets_gen.charsets import basic_charset
+    from assets_gen.fontcheck import check_cbin_font
+    from xzbuild.errors import Location
+
     _, cache, _ = built
     [r] = build_variants(repo_root / "boards", ["waveshare-esp32-touch-lcd-3.5"], False, tmp_path, Overrides(),
                          cache_dir=cache)
-    assert r.status == "failed" and not r.ok
-    assert "1,048,576 B" in r.reason and "text_noto_sans_sc_20_4.bin" in r.reason and "over by" in r.reason
-    assert not (tmp_path / r.name / "assets.bin").exists()
-    # The failure is recorded with its key: an unchanged second run reports it again without rebuilding.
+    assert r.status == "ok" and r.size <= 1_048_576 and any("basic charset" in n for n in r.notes)
+    report = inspect_bundle((tmp_path / r.name / "assets.bin").read_bytes(), 1_048_576)
+    assert report.ok
+    font = read_container((tmp_path / r.name / "assets.bin").read_bytes()).member("text_noto_sans_sc_20_4.bin")
+    assert font is not None
+    info = check_cbin_font(font, Location("font"))
+    # Outside reference: the basic tier recomputed from the upstream firmware's own locale files (the
+    # converter keeps the code points the face has, so at most that many glyphs).
+    basic = basic_charset(upstream_tree / "main" / "assets" / "locales")
+    assert 500 < info.glyphs <= len(basic)
     [again] = build_variants(repo_root / "boards", ["waveshare-esp32-touch-lcd-3.5"], False, tmp_path, Overrides(),
                              cache_dir=cache)
-    assert (again.status, again.reason) == ("failed", r.reason)
+    assert again.status == "cached"
 
 
-def test_skips_have_reasons(repo_root: Path, tmp_path: Path) -> None:
-    plans = plan_variants(repo_root / "boards", ["esp-box-3", "lceda-course-examples-eda-robot-pro"], False,
-                          Overrides(), Cache(None))
-    assert ["emote board" in plans[0].skip, "no assets partition" in plans[1].skip] == [True, True]
+# The Flash Assets choice of each variant, as upstream's Kconfig resolves it from the board's config.json
+# (main/boards/*/config.json sdkconfig_append; main/Kconfig.projbuild defaults).
+FLASH_MODES = [
+    ("esp-box-3", "default", ""),  # allows the emote style but does not select it: default assets
+    ("esp-vocat", "expression", ""),  # USE_EMOTE_MESSAGE_STYLE + FLASH_EXPRESSION_ASSETS
+    ("esp-sensairshuttle", "custom", ""),  # FLASH_CUSTOM_ASSETS with a URL
+    ("lceda-course-examples-eda-robot-pro", "default", "no assets partition"),
+]
+
+
+@pytest.mark.parametrize(("variant", "mode", "skip"), FLASH_MODES)
+def test_flash_assets_choice(repo_root: Path, variant: str, mode: str, skip: str) -> None:
+    [plan] = plan_variants(repo_root / "boards", [variant], False, Overrides(), Cache(None))
+    assert (plan.mode if not plan.skip else "default", skip in plan.skip) == (mode, True)
 
 
 def test_overrides_emoji_dir_and_background(repo_root: Path, built: tuple[Path, Path, list[VariantResult]],

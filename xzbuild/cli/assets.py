@@ -37,6 +37,12 @@ def assets() -> None:
 @click.option("--wake-word", "wake_words", multiple=True,
               help="ESP-SR model dir (explicit mode, repeatable), a model name (variants), or 'none'.")
 @click.option("--esp-sr", "esp_sr", type=_DIR, help="ESP-SR 'model' dir holding wakenet_model/ and multinet_model/.")
+@click.option("--firmware", type=_DIR, help="Firmware checkout: ESP-SR, otto GIFs, esp_emote_assets, xiaozhi-fonts "
+              "and board files are read from its managed_components/ and main/.")
+@click.option("--otto-gif", type=_DIR, help="Variant mode: the otto-gif collection dir (component's gifs/).")
+@click.option("--emote-assets", type=_DIR, help="Variant mode: the esp_emote_assets component dir (expression bundles).")
+@click.option("--fonts", "fonts_dir", type=_DIR, help="Variant mode: the xiaozhi-fonts component dir (cbin/, manifest.json).")
+@click.option("--custom-assets", type=_DIR, help="Variant mode: dir holding CONFIG_CUSTOM_ASSETS_FILE files by name.")
 @click.option("--multinet", multiple=True, type=_DIR, help="Explicit mode: MultiNet model dir(s) for a custom word.")
 @click.option("--custom-wake-word", help="COMMAND=DISPLAY for a MultiNet custom wake word, e.g. 'xiao tu dou=小土豆'.")
 @click.option("--threshold", type=int, default=20, show_default=True, help="Custom wake word threshold (percent).")
@@ -47,7 +53,9 @@ def assets() -> None:
 def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, out_dir: Path, jobs: int | None,
               output: Path | None, font: Path | None, font_meta: str | None, emoji_dir: Path | None,
               emoji_size: str | None, background: Path | None, background_dark: Path | None,
-              display: str | None, wake_words: tuple[str, ...], esp_sr: Path | None, multinet: tuple[Path, ...],
+              display: str | None, wake_words: tuple[str, ...], esp_sr: Path | None, firmware: Path | None,
+              otto_gif: Path | None, emote_assets: Path | None, fonts_dir: Path | None, custom_assets: Path | None,
+              multinet: tuple[Path, ...],
               custom_wake_word: str | None, threshold: int, extra_files: Path | None,
               partition_size: str | None, cache_dir: Path | None, as_json: bool) -> None:
     """Build assets.bin: for VARIANTs / --all from the board model, or one bundle from explicit inputs (-o)."""
@@ -56,7 +64,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
     explicit_only = {"--font-meta": font_meta, "--display": display, "--multinet": multinet,
                      "--custom-wake-word": custom_wake_word, "--extra-files": extra_files,
                      "--partition-size": partition_size}
-    variant_only = {"--emoji-size": emoji_size, "--esp-sr": esp_sr}
+    variant_only = {"--emoji-size": emoji_size, "--esp-sr": esp_sr, "--firmware": firmware, "--otto-gif": otto_gif,
+                    "--emote-assets": emote_assets, "--fonts": fonts_dir, "--custom-assets": custom_assets}
     if not variants and not all_variants:
         if output is None:
             raise UserError("give VARIANT..., --all, or -o FILE with explicit inputs (--font, --emoji-dir, ...)")
@@ -81,7 +90,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
         boards_dir, list(variants), all_variants, out_dir,
         Overrides(font=font, emoji_dir=emoji_dir, emoji_size=int(emoji_size) if emoji_size else None,
                   background=background, background_dark=background_dark, wake_words=list(wake_words),
-                  esp_sr=esp_sr),
+                  esp_sr=esp_sr, firmware=firmware, otto_gif=otto_gif, emote_assets=emote_assets,
+                  fonts=fonts_dir, custom_assets=custom_assets),
         jobs=jobs, cache_dir=cache_dir, progress=None if as_json else _progress)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in results], indent=2, ensure_ascii=False))
@@ -98,9 +108,11 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
 @click.option("--variant", help="Check against this variant's assets partition (from the board model).")
 @click.option("--boards", "boards_dir", type=_DIR, default=Path("boards"), show_default=True,
               help="Board YAML directory (with --variant).")
+@click.option("--name-length", type=click.IntRange(1, 255), help="Expression bundles: CONFIG_MMAP_FILE_NAME_LENGTH.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boards_dir: Path, as_json: bool) -> None:
-    """Validate an assets.bin like the firmware does and list its members."""
+def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boards_dir: Path,
+                name_length: int | None, as_json: bool) -> None:
+    """Validate an assets.bin or an expression bundle like the firmware does and list its members."""
     from assets_gen.explicit import parse_size
     from assets_gen.inspect import inspect_bundle
     from assets_gen.report import format_report
@@ -118,7 +130,12 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
         if plan.partition_size is None:
             raise UserError(f"variant {variant} has no assets partition ({plan.partition_table})")
         size, display = plan.partition_size, plan.display
-    report = inspect_bundle(file.read_bytes(), size, display)
+        if plan.mode == "expression" and name_length is None:
+            name_length = plan.name_length
+    data = file.read_bytes()
+    if _inspect_expression(data, name_length, size, file, as_json):
+        return
+    report = inspect_bundle(data, size, display)
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -128,11 +145,36 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
                         Location(str(file)))
 
 
+def _inspect_expression(data: bytes, name_length: int | None, size: int | None, file: Path, as_json: bool) -> bool:
+    """Inspect ``data`` as an expression bundle if it is one; False when it is an assets.bin."""
+    from assets_gen.expression.preview import format_expression_report
+    from assets_gen.expression.verify import detect_expression, verify_expression
+    from xzbuild.errors import Location, UserError
+
+    report = detect_expression(data, name_length)
+    if report is None:
+        return False
+    if size is not None:
+        report = verify_expression(data, report.bundle.name_length, size)
+    if as_json:
+        b = report.bundle
+        click.echo(json.dumps({"kind": "expression", "version": b.version, "name_length": b.name_length,
+                               "size": len(data), "members": [e.__dict__ for e in b.entries], "index": report.index,
+                               "errors": report.errors, "warnings": report.warnings, "ok": report.ok},
+                              indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_expression_report(report, str(file)))
+    if not report.ok:
+        raise UserError(f"{len(report.errors)} problem(s) in the expression bundle", Location(str(file)))
+    return True
+
+
 @assets.command("preview")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("-o", "--output", type=_PATH, required=True, help="PNG contact sheet to write.")
 @click.option("--text", "sample", help="Sample text to draw with the bundle's font (default: CJK + Latin).")
-def preview_cmd(file: Path, output: Path, sample: str | None) -> None:
+@click.option("--name-length", type=click.IntRange(1, 255), help="Expression bundles: CONFIG_MMAP_FILE_NAME_LENGTH.")
+def preview_cmd(file: Path, output: Path, sample: str | None, name_length: int | None) -> None:
     """Render a contact sheet from the bundle's bytes: text in its font, the emoji grid, backgrounds."""
     from assets_gen.preview import render_preview
     from xzbuild.errors import Location, UserError
@@ -140,7 +182,16 @@ def preview_cmd(file: Path, output: Path, sample: str | None) -> None:
 
     if not file.is_file():
         raise UserError("file not found", Location(str(file)))
-    png = render_preview(file.read_bytes(), sample, source=str(file))
+    from assets_gen.expression.verify import detect_expression
+
+    data = file.read_bytes()
+    expression = detect_expression(data, name_length)
+    if expression is not None:
+        from assets_gen.expression.preview import render_expression_preview
+
+        png = render_expression_preview(expression, str(file))
+    else:
+        png = render_preview(data, sample, source=str(file))
     atomic_write_bytes(output, png)
     click.echo(f"wrote {output}")
 
