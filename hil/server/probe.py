@@ -18,6 +18,8 @@ from typing import Any
 import aiohttp
 
 from hil.protocol import framing, mcp, messages, ota
+from hil.protocol import mqtt_udp as mu
+from hil.protocol.mqtt_client import MqttUdpClient
 from hil.protocol.opus import FramePacer
 
 # name, description, properties, user-only — a small subset shaped like the firmware's built-in tools
@@ -82,6 +84,8 @@ class ProbeDevice:
     text_font: dict[str, Any] | None = None  # set: announce glyph_push with this text_font in the hello
     audio_frames: int = 0
     ws: aiohttp.ClientWebSocketResponse | None = None
+    mqtt: MqttUdpClient | None = None  # set by connect_mqtt: the MQTT + UDP transport instead of WebSocket
+    log_lines: list[str] = field(default_factory=list)  # the MQTT client's firmware-worded log lines
     session_id: str = ""
     texts: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     audio: list[tuple[float, framing.AudioFrame]] = field(default_factory=list)
@@ -133,6 +137,43 @@ class ProbeDevice:
         self.server_hello = hello
         self.session_id = hello.get("session_id", "")
 
+    async def connect_mqtt(self, section: dict[str, Any], hello_timeout: float = 10.0, tls: Any = None) -> None:
+        """MQTT + UDP instead of WebSocket: connect the broker with the OTA reply's ``mqtt`` section, hello, UDP."""
+        self.version = 3
+        self.mqtt = MqttUdpClient(dict(section), self._log, on_json=self._on_mqtt_json, on_audio=self._on_udp_audio,
+                                  hello=mu.device_hello(glyph_push=self.text_font is not None, text_font=self.text_font),
+                                  hello_timeout_s=hello_timeout, tls=tls)
+        if not await self.mqtt.start():
+            raise ConnectionError(f"{self.mac}: MQTT connect failed: {self.log_lines[-1:]}")
+        if not await self.mqtt.open_audio_channel():
+            raise TimeoutError(f"{self.mac}: MQTT audio channel did not open: {self.log_lines[-3:]}")
+        self.hello_rtt_ms = self.mqtt.hello_rtt_ms
+        self.session_id = self.mqtt.session_id
+        self.server_hello = {"type": "hello", "transport": "udp", "session_id": self.session_id,
+                             "audio_params": {"sample_rate": self.mqtt.sample_rate,
+                                              "frame_duration": self.mqtt.frame_duration}}
+
+    def _log(self, level: str, tag: str, message: str) -> None:
+        self.log_lines.append(f"{level} {tag}: {message}")
+        self._changed.set()
+
+    def _on_mqtt_json(self, obj: dict[str, Any]) -> None:
+        if obj.get("type") == "mcp" and isinstance(obj.get("payload"), dict) and "method" in obj["payload"]:
+            asyncio.ensure_future(self._answer_mcp(obj["payload"]))
+        if obj.get("type") == "tts" and obj.get("state") == "start":
+            self.segments.append([])
+        self.texts.append((time.monotonic(), obj))
+        self._changed.set()
+
+    def _on_udp_audio(self, payload: bytes, timestamp: int) -> None:
+        now = time.monotonic()
+        self.audio_frames += 1
+        if self.keep_audio:
+            self.audio.append((now, framing.AudioFrame(3, payload, framing.TYPE_OPUS, timestamp)))
+        if self.segments:
+            self.segments[-1].append(now)
+        self._changed.set()
+
     async def _read(self) -> None:
         assert self.ws is not None
         async for msg in self.ws:
@@ -179,7 +220,10 @@ class ProbeDevice:
         await self.send_text(messages.device_mcp(self.session_id, payload))
 
     async def send_text(self, text: str) -> None:
-        """Send one text frame."""
+        """Send one text frame (an MQTT publish on the MQTT transport)."""
+        if self.mqtt is not None:
+            await self.mqtt.send_text(text)
+            return
         assert self.ws is not None
         await self.ws.send_str(text)
 
@@ -189,12 +233,15 @@ class ProbeDevice:
         await self.ws.send_bytes(data)
 
     async def send_audio(self, packets: list[bytes] | tuple[bytes, ...], frame_ms: int = 60, paced: bool = True) -> None:
-        """Stream Opus packets framed for the negotiated version, paced like a microphone."""
-        assert self.ws is not None
+        """Stream Opus packets framed for the negotiated version (encrypted UDP on MQTT), paced like a microphone."""
         pacer = FramePacer(frame_ms)
         for i, packet in enumerate(packets):
             if paced:
                 await pacer.wait()
+            if self.mqtt is not None:
+                self.mqtt.send_audio(packet, i * frame_ms)
+                continue
+            assert self.ws is not None
             await self.ws.send_bytes(framing.encode_frame(self.version, packet, timestamp_ms=i * frame_ms))
 
     async def wait_text(self, type_: str, timeout: float = 10.0, after: int = 0, **fields: Any) -> dict[str, Any]:
@@ -205,7 +252,7 @@ class ProbeDevice:
                 if obj.get("type") == type_ and all(obj.get(k) == v for k, v in fields.items()):
                     return obj
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or (self._reader is not None and self._reader.done()):
+            if remaining <= 0 or (self._reader is not None and self._reader.done() and self.mqtt is None):
                 raise TimeoutError(f"{self.mac}: no {type_} {fields} within {timeout} s")
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
@@ -220,7 +267,11 @@ class ProbeDevice:
         return out
 
     async def close(self) -> None:
-        """Drop the socket as the firmware does (no goodbye on WebSocket)."""
+        """Drop the socket as the firmware does (no goodbye on WebSocket; goodbye, then disconnect on MQTT)."""
+        if self.mqtt is not None:
+            if self.mqtt.is_audio_channel_opened():
+                await self.mqtt.close_audio_channel(send_goodbye=True)
+            await self.mqtt.stop()
         if self.ws is not None:
             await self.ws.close()
         if self._reader is not None:

@@ -227,6 +227,12 @@ class DeviceSession:
         except (framing.FrameError, OpusPacketError) as exc:
             self.conn.record("rx", "binary", "invalid", size=len(data))
             raise SessionClosed(f"bad audio frame: {exc}") from None
+        self.conn.record_audio("rx", len(data), self.version, len(frame.payload), frame.timestamp_ms, dur,
+                               "listening", self.listening)
+        self.count_uplink(dur)
+
+    def count_uplink(self, dur: float) -> None:
+        """Account one accepted uplink Opus packet of ``dur`` ms (any transport): jitter, audio seconds, turn."""
         now = time.monotonic()
         dev = self.conn.dev
         dev.audio_ms["rx"] += dur
@@ -234,8 +240,6 @@ class DeviceSession:
             gap_ms = (now - self.last_rx_audio[0]) * 1000.0
             dev.uplink_gap_jitter_ms.append(abs(gap_ms - self.last_rx_audio[1]))
         self.last_rx_audio = (now, dur)
-        self.conn.record_audio("rx", len(data), self.version, len(frame.payload), frame.timestamp_ms, dur,
-                               "listening", self.listening)
         if self.listening:
             self.heard_ms += dur
             turn = self.prof.turns[(self.turn_index - 1) % len(self.prof.turns)]
