@@ -123,6 +123,25 @@ class MosquittoBroker:
         self.address = BrokerAddress(self.host, port, self.tls_cert is not None, admin, password, self.tls_cert)
         return self.address
 
+    def kill(self) -> None:
+        """Stop the broker process but keep its configuration and device credentials (see ``restart``)."""
+        self._kill()
+
+    def restart(self) -> None:
+        """Start the broker again on the same port with the same credentials (after ``kill``)."""
+        binary, _plugin = find_mosquitto()
+        assert self._tmp is not None and self.address is not None
+        root = Path(self._tmp.name)
+        for _attempt in range(50):  # the old socket may linger a moment
+            with open(root / "mosquitto.log", "ab") as errors:
+                self.proc = subprocess.Popen([binary, "-c", str(root / "mosquitto.conf")], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=errors)
+            if self._wait_listening(self.address.port):
+                return
+            self._kill()
+            time.sleep(0.1)
+        raise UserError(f"mosquitto did not restart on {self.host}:{self.address.port}")
+
     def _wait_listening(self, port: int, timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -78,20 +78,23 @@ class MqttGateway:
     async def start(self) -> MqttGateway:
         """Bind UDP, log in to the broker, subscribe to every device's uplink topic."""
         await self.udp.start(self.udp_host)
-        client = aiomqtt.Client(self.broker.host, self.broker.port, username=self.broker.username or None,
-                                password=self.broker.password or None, identifier=f"xzbuild-gateway-{secrets.token_hex(4)}",
-                                tls_context=self._tls_context(), keepalive=60, timeout=10)
         try:
-            await client.__aenter__()
+            await self._connect()
         except aiomqtt.MqttError as exc:
             self.udp.stop()
             raise UserError(f"cannot log in to the MQTT broker {self.broker.url}: {exc}") from None
+        self._reader = asyncio.ensure_future(self._read())
+        return self
+
+    async def _connect(self) -> None:
+        client = aiomqtt.Client(self.broker.host, self.broker.port, username=self.broker.username or None,
+                                password=self.broker.password or None, identifier=f"xzbuild-gateway-{secrets.token_hex(4)}",
+                                tls_context=self._tls_context(), keepalive=60, timeout=10)
+        await client.__aenter__()
         self._client = client
         await client.subscribe(f"{TOPIC_ROOT}/+/up")
         if self.dynsec:
             await client.subscribe(f"{DYNSEC_TOPIC}/response")
-        self._reader = asyncio.ensure_future(self._read())
-        return self
 
     async def stop(self) -> None:
         """End every session (with goodbye), then disconnect."""
@@ -156,17 +159,27 @@ class MqttGateway:
         await self._client.publish(topic, text.encode())
 
     async def _read(self) -> None:
-        assert self._client is not None
-        try:
-            async for message in self._client.messages:
-                topic = message.topic.value
-                payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
-                if topic == f"{DYNSEC_TOPIC}/response":
-                    self._on_dynsec(payload)
-                else:
-                    self._on_device(topic.split("/")[1], payload)
-        except aiomqtt.MqttError as exc:
-            log.error("MQTT gateway lost the broker: %s", exc)
+        """Dispatch broker messages; after losing the broker, log in again every 0.2 s (a restart is survivable)."""
+        while True:
+            try:
+                if self._client is None:
+                    await self._connect()
+                    log.warning("MQTT gateway: logged in to %s again", self.broker.url)
+                assert self._client is not None
+                async for message in self._client.messages:
+                    topic = message.topic.value
+                    payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+                    if topic == f"{DYNSEC_TOPIC}/response":
+                        self._on_dynsec(payload)
+                    else:
+                        self._on_device(topic.split("/")[1], payload)
+            except aiomqtt.MqttError as exc:
+                if self._client is not None:
+                    log.error("MQTT gateway lost the broker %s: %s", self.broker.url, exc)
+                    with contextlib.suppress(Exception):
+                        await self._client.__aexit__(None, None, None)
+                self._client = None
+                await asyncio.sleep(0.2)
 
     def _on_dynsec(self, payload: bytes) -> None:
         with contextlib.suppress(ValueError, AttributeError):
