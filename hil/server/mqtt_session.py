@@ -178,8 +178,13 @@ class MqttSession(DeviceSession):
                 raise mu.PacketError(f"UDP packet from {addr[0]}:{addr[1]}, session bound to {self.peer[0]}:{self.peer[1]}")
             gap = self.remote.check(header.sequence)
             payload = mu.open_payload(self.params.key, data)
+            # AES-CTR has no integrity check: a wrong key shows as a payload that is not an Opus packet of
+            # the frame duration the hello announced
             try:
                 dur = packet_duration_ms(payload)
+                want = self.hello.audio.frame_duration if self.hello is not None else dur
+                if dur != want:
+                    raise OpusPacketError(f"{dur:g} ms packet, the hello announced {want} ms frames")
                 if self.decoder is not None:
                     self.decoder.decode(payload)
             except OpusPacketError as exc:
