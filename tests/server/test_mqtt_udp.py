@@ -317,3 +317,52 @@ def test_wrong_password_is_refused(srv: ServerThread) -> None:
                 pass
 
     run(body())
+
+
+def test_mqtts_with_the_servers_certificate() -> None:
+    """With TLS the embedded broker serves mqtts with the same certificate as https/wss."""
+    import ssl
+
+    mac = "02:00:00:00:0f:01"
+    with ServerThread(scenario={"devices": {"default": {"ota": "mqtt", "mcp": {"enabled": False}}}},
+                      tls_self_signed=True) as tls_srv:
+        assert tls_srv.mqtt_url is not None and tls_srv.mqtt_url.startswith("mqtts://")
+        assert tls_srv.tls_cert_path is not None
+        trust = ssl.create_default_context(cafile=str(tls_srv.tls_cert_path))
+
+        async def body() -> tuple[bool, bool, float]:
+            conn = aiohttp.TCPConnector(ssl=trust)
+            async with aiohttp.ClientSession(connector=conn) as http:
+                status, reply = await ProbeDevice(mac).ota_check(http, tls_srv.ota_url)
+            assert status == 200
+            host, port = reply["mqtt"]["endpoint"].split(":")
+            plain_ok = True
+            try:
+                async with aiomqtt.Client(host, int(port), username=reply["mqtt"]["username"],
+                                          password=reply["mqtt"]["password"], timeout=2):
+                    pass
+            except aiomqtt.MqttError:
+                plain_ok = False
+            probe = ProbeDevice(mac)
+            await probe.connect_mqtt(reply["mqtt"], tls=trust)
+            rtt = probe.hello_rtt_ms
+            await probe.close()
+            return plain_ok, True, rtt
+
+        plain_ok, tls_ok, rtt = run(body())
+    assert not plain_ok  # a plaintext MQTT client cannot talk to the mqtts listener
+    assert tls_ok and rtt > 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--mqtt-broker", "http://x"], "expected mqtt://[user:password@]host[:port]"),
+    (["--mqtt-broker", "mqtt://"], "expected mqtt://[user:password@]host[:port]"),
+])
+def test_server_cli_rejects_a_bad_broker_url(args: list[str], message: str) -> None:
+    from click.testing import CliRunner
+
+    from xzbuild.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["server", "--port", "0", *args])
+    assert result.exit_code != 0
+    assert message in (result.output + str(result.exception))
