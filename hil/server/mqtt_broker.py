@@ -92,6 +92,7 @@ class MosquittoBroker:
         # started as root, mosquitto drops to user "mosquitto", which cannot read our private temp dir
         lines = [f"user {getpass.getuser()}", "per_listener_settings false", "allow_anonymous false", "persistence false",
                  "log_dest stderr", "log_type error", "log_type warning", "max_keepalive 65535",
+                 "set_tcp_nodelay true",  # small control messages: no Nagle delay on the broker's side
                  f"listener {port} {self.host}"]
         if self.tls_cert is not None and self.tls_key is not None:
             lines += [f"certfile {self.tls_cert}", f"keyfile {self.tls_key}"]

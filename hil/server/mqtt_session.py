@@ -25,6 +25,8 @@ from hil.server.session import DeviceSession, SessionClosed
 from hil.server.transcript import Connection
 from hil.server.udp_audio import UdpAudioEndpoint
 
+EARLY_AUDIO_S = 1.0
+
 
 class MqttLink:
     """Stands where the WebSocket stands in ``DeviceSession``: text goes to the device's MQTT topic."""
@@ -75,6 +77,7 @@ class MqttSession(DeviceSession):
         self.local_sequence = 0
         self.remote = mu.SequenceWindow()
         self.ended = False
+        self.early: list[tuple[float, float]] = []  # (arrival, ms) of audio that came before its listen start
 
     # ---- control channel ----
     async def run(self) -> None:
@@ -149,6 +152,21 @@ class MqttSession(DeviceSession):
         self.inbox.put_nowait(None)
         self.on_end(self)
 
+    def _on_listen(self, msg: dict[str, Any]) -> None:
+        """As on WebSocket, except that audio may overtake ``listen start``: MQTT goes through the broker, UDP
+        does not. Audio that arrived up to 1 s before the start counts for the new turn."""
+        super()._on_listen(msg)
+        if msg.get("state") == "start":
+            now = time.monotonic()
+            recent = [dur for t, dur in self.early if now - t <= EARLY_AUDIO_S]
+            self.early.clear()
+            if recent:
+                self.conn.record("event", "event", "early_audio", frames=len(recent))
+                self.heard_ms += sum(recent)
+                turn = self.prof.turns[(self.turn_index - 1) % len(self.prof.turns)]
+                if self.heard_ms >= turn.after_audio_s * 1000.0:
+                    self.heard.set()
+
     # ---- audio channel ----
     async def send_audio(self, packet: bytes, timestamp_ms: int, lateness_ms: float) -> None:
         """One encrypted downlink packet to the address the device's uplink came from."""
@@ -198,6 +216,9 @@ class MqttSession(DeviceSession):
                          payload_size=len(payload), duration_ms=dur, listening=self.listening,
                          gap=gap)
         self.count_uplink(dur)
+        if not self.listening:
+            self.early = [e for e in self.early if self.last_rx - e[0] <= EARLY_AUDIO_S]
+            self.early.append((self.last_rx, dur))
 
 
 def _peek_type(text: str) -> Any:
