@@ -12,13 +12,15 @@ import contextlib
 import json
 import time
 import uuid as uuidlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from hil.protocol import framing, mcp, messages, ota
+from hil.protocol import framing, messages, ota
 from hil.protocol import mqtt_udp as mu
+from hil.protocol.mcp_server import McpServer, Prop, Tool
 from hil.protocol.mqtt_client import MqttUdpClient
 from hil.protocol.opus import FramePacer
 
@@ -32,43 +34,18 @@ PROBE_TOOLS: tuple[tuple[str, str, dict[str, Any], bool], ...] = (
 )
 
 
-def tool_json(name: str, desc: str, props: dict[str, Any], user: bool) -> str:
-    """A tool as ``McpTool::to_json`` shapes it."""
-    schema: dict[str, Any] = {"type": "object", "properties": props}
-    required = [k for k, v in props.items() if "default" not in v]
-    if required:
-        schema["required"] = required
-    tool: dict[str, Any] = {"name": name, "description": desc, "inputSchema": schema}
-    if user:
-        tool["annotations"] = {"audience": ["user"]}
-    return json.dumps(tool, separators=(",", ":"))
+def probe_mcp_server(page_limit: int = 8000) -> McpServer:
+    """The device-side MCP server (the one the virtual board runs) with the probe's tools and canned answers."""
+    server = McpServer(lambda level, msg: None, ("probe-board", "1.2.0"), page_limit)
+    answers: dict[str, Any] = {"self.get_device_status": {"audio_speaker": {"volume": 70}}}
 
+    def answer(name: str) -> Callable[[dict[str, Any]], Any]:
+        return lambda _args: answers.get(name, True)
 
-def tools_list_result(cursor: str, with_user: bool, limit: int = 8000) -> tuple[str | None, str]:
-    """(result JSON or None, error message) following the firmware's page-size rule and inclusive cursor."""
-    tools = [t for t in PROBE_TOOLS if with_user or not t[3]]
-    names = [t[0] for t in tools]
-    start = 0
-    if cursor:
-        if cursor not in names:
-            return None, "Failed to add tool  because of payload size limit"
-        start = names.index(cursor)
-    out = '{"tools":['
-    added = 0
-    next_cursor = ""
-    for t in tools[start:]:
-        tj = tool_json(*t)
-        if len(out) + len(tj + ",") + 30 > limit:
-            next_cursor = t[0]
-            break
-        out += tj + ","
-        added += 1
-    if added == 0:
-        return None, f"Failed to add tool {next_cursor} because of payload size limit"
-    out = out[:-1] + "]"
-    if next_cursor:
-        out += f',"nextCursor":"{next_cursor}"'
-    return out + "}", ""
+    for name, desc, props, user in PROBE_TOOLS:
+        server.add(Tool(name, desc, [Prop(k, v["type"], v.get("default"), v.get("minimum"), v.get("maximum"))
+                                     for k, v in props.items()], answer(name), user))
+    return server
 
 
 @dataclass
@@ -94,6 +71,7 @@ class ProbeDevice:
     server_hello: dict[str, Any] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _reader: asyncio.Task[None] | None = None
+    _mcp: McpServer | None = None
 
     def ota_headers(self) -> dict[str, str]:
         """Headers of the OTA POST."""
@@ -197,27 +175,11 @@ class ProbeDevice:
         self._changed.set()
 
     async def _answer_mcp(self, req: dict[str, Any]) -> None:
-        rid = req.get("id")
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            return  # the firmware drops non-numeric ids silently
-        method = req.get("method")
-        params = req.get("params") or {}
-        if method == "initialize":
-            payload = mcp.device_result(rid, '{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},'
-                                              '"serverInfo":{"name":"probe-board","version":"1.2.0"}}')
-        elif method == "tools/list":
-            result, err = tools_list_result(str(params.get("cursor", "")), bool(params.get("withUserTools")),
-                                            self.page_limit)
-            payload = mcp.device_result(rid, result) if result else mcp.device_error(rid, err)
-        elif method == "tools/call":
-            name = params.get("name")
-            if name == "self.get_device_status":
-                payload = mcp.device_result(rid, json.dumps(mcp.text_content('{"audio_speaker":{"volume":70}}')))
-            else:  # the firmware pastes the name unescaped: a quote in it yields invalid JSON, on purpose
-                payload = mcp.device_error(rid, f"Unknown tool: {name}")
-        else:
-            payload = mcp.device_error(rid, f"Method not implemented: {method}")
-        await self.send_text(messages.device_mcp(self.session_id, payload))
+        if self._mcp is None:
+            self._mcp = probe_mcp_server(self.page_limit)
+        payload = self._mcp.handle(req)  # None: the firmware stays silent (e.g. a non-numeric id)
+        if payload is not None:
+            await self.send_text(messages.device_mcp(self.session_id, payload))
 
     async def send_text(self, text: str) -> None:
         """Send one text frame (an MQTT publish on the MQTT transport)."""
