@@ -1,7 +1,8 @@
 """The MQTT gateway role of the reference server: provisions devices, reads their topics, runs their sessions.
 
-At a device's OTA check the gateway creates its broker credentials and ACL (dynamic security, embedded
-broker only) and returns the ``mqtt`` section of the reply. It subscribes to every device's uplink topic
+At a device's OTA check the gateway takes its broker credentials from the embedded broker's pool (an
+external broker: the ``--mqtt-broker`` URL's credentials, topics named after the MAC) and returns the
+``mqtt`` section of the reply. It subscribes to every device's uplink topic
 ``xiaozhi/<key>/up``; a ``hello`` there starts an :class:`MqttSession` (a new hello replaces the previous
 session, as the firmware opens a fresh channel each time) and the session answers on ``xiaozhi/<key>/down``.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import ssl
@@ -22,13 +22,12 @@ import aiomqtt
 
 from hil.protocol import mqtt_udp as mu
 from hil.server.context import ServerContext
-from hil.server.mqtt_broker import TOPIC_ROOT, BrokerAddress, device_key, device_topics, provision_commands
+from hil.server.mqtt_broker import TOPIC_ROOT, BrokerAddress, MosquittoBroker, device_key, device_topics
 from hil.server.mqtt_session import MqttLink, MqttSession, _peek_type
 from hil.server.udp_audio import UdpAudioEndpoint
 from xzbuild.errors import UserError
 
 log = logging.getLogger("hil.server")
-DYNSEC_TOPIC = "$CONTROL/dynamic-security/v1"
 
 
 def parse_broker_url(url: str) -> BrokerAddress:
@@ -53,20 +52,19 @@ class Provisioned:
 
 @dataclass
 class MqttGateway:
-    """Gateway client + UDP endpoint; ``dynsec`` is True for the embedded broker (per-device credentials)."""
+    """Gateway client + UDP endpoint; ``embedded`` is our broker (per-device credentials from its pool)."""
 
     ctx: ServerContext
     sessions: set[Any]
     broker: BrokerAddress
     udp_host: str
-    dynsec: bool = True
+    embedded: MosquittoBroker | None = None
     tls_ca: str | None = None
     udp: UdpAudioEndpoint = field(default_factory=UdpAudioEndpoint)
     devices: dict[str, Provisioned] = field(default_factory=dict)  # by key
     active: dict[str, MqttSession] = field(default_factory=dict)  # by key
     _client: aiomqtt.Client | None = None
     _reader: asyncio.Task[None] | None = None
-    _pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _runs: set[asyncio.Task[None]] = field(default_factory=set)
 
     def _tls_context(self) -> ssl.SSLContext | None:
@@ -93,8 +91,6 @@ class MqttGateway:
         await client.__aenter__()
         self._client = client
         await client.subscribe(f"{TOPIC_ROOT}/+/up")
-        if self.dynsec:
-            await client.subscribe(f"{DYNSEC_TOPIC}/response")
 
     async def stop(self) -> None:
         """End every session (with goodbye), then disconnect."""
@@ -114,42 +110,17 @@ class MqttGateway:
 
     # ---- provisioning ----
     async def provision(self, device_id: str, ota_host: str) -> dict[str, Any]:
-        """The ``mqtt`` section for ``device_id`` (credentials created on the broker the first time)."""
-        key = device_key(device_id)
+        """The ``mqtt`` section for ``device_id`` (the same credentials and topics on every check)."""
         host = ota_host.rsplit(":", 1)[0].strip("[]") if ota_host else self.udp_host
-        known = self.devices.get(key)
-        if known is None:
-            known = Provisioned(device_id, key, secrets.token_urlsafe(18), host)
-            if self.dynsec:
-                await self._dynsec(provision_commands(key, known.password))
-            self.devices[key] = known
-        known.udp_host = host
+        if self.embedded is not None:
+            username, password = await asyncio.to_thread(self.embedded.credentials, device_id)
+            key = username
+        else:
+            key, username, password = device_key(device_id), self.broker.username, self.broker.password
+        self.devices[key] = Provisioned(device_id, key, password, host)
         up, down = device_topics(key)
-        section: dict[str, Any] = {"endpoint": f"{self.broker.host}:{self.broker.port}", "client_id": key,
-                                   "username": key if self.dynsec else self.broker.username,
-                                   "password": known.password if self.dynsec else self.broker.password,
-                                   "keepalive": mu.DEFAULT_KEEPALIVE, "publish_topic": up, "subscribe_topic": down}
-        return section
-
-    async def _dynsec(self, commands: list[dict[str, Any]]) -> None:
-        assert self._client is not None
-        tag = secrets.token_hex(8)
-        loop = asyncio.get_running_loop()
-        futures = []
-        for i, cmd in enumerate(commands):
-            cmd["correlationData"] = f"{tag}-{i}"
-            fut: asyncio.Future[dict[str, Any]] = loop.create_future()
-            self._pending[cmd["correlationData"]] = fut
-            futures.append(fut)
-        await self._client.publish(DYNSEC_TOPIC, json.dumps({"commands": commands}))
-        try:
-            replies = await asyncio.wait_for(asyncio.gather(*futures), 10)
-        finally:
-            for cmd in commands:
-                self._pending.pop(cmd["correlationData"], None)
-        errors = [f"{r.get('command')}: {r['error']}" for r in replies if r.get("error")]
-        if errors:
-            raise RuntimeError(f"broker refused provisioning: {'; '.join(errors)}")
+        return {"endpoint": f"{self.broker.host}:{self.broker.port}", "client_id": key, "username": username,
+                "password": password, "keepalive": mu.DEFAULT_KEEPALIVE, "publish_topic": up, "subscribe_topic": down}
 
     # ---- messages ----
     async def publish(self, topic: str, text: str) -> None:
@@ -169,10 +140,7 @@ class MqttGateway:
                 async for message in self._client.messages:
                     topic = message.topic.value
                     payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
-                    if topic == f"{DYNSEC_TOPIC}/response":
-                        self._on_dynsec(payload)
-                    else:
-                        self._on_device(topic.split("/")[1], payload)
+                    self._on_device(topic.split("/")[1], payload)
             except aiomqtt.MqttError as exc:
                 if self._client is not None:
                     log.error("MQTT gateway lost the broker %s: %s", self.broker.url, exc)
@@ -180,13 +148,6 @@ class MqttGateway:
                         await self._client.__aexit__(None, None, None)
                 self._client = None
                 await asyncio.sleep(0.2)
-
-    def _on_dynsec(self, payload: bytes) -> None:
-        with contextlib.suppress(ValueError, AttributeError):
-            for reply in json.loads(payload).get("responses", []):
-                fut = self._pending.get(str(reply.get("correlationData")))
-                if fut is not None and not fut.done():
-                    fut.set_result(reply)
 
     def _on_device(self, key: str, payload: bytes) -> None:
         text = payload.decode("utf-8", "replace")

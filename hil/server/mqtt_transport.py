@@ -36,7 +36,7 @@ async def start(ctx: ServerContext, sessions: set[Any], host: str, mode: str, tl
         address = await asyncio.to_thread(broker.start)
     else:
         address = parse_broker_url(mode)
-    gateway = MqttGateway(ctx, sessions, address, host, dynsec=broker is not None,
+    gateway = MqttGateway(ctx, sessions, address, host, embedded=broker,
                           tls_ca=str(tls_cert) if tls_cert is not None else None)
     try:
         await gateway.start()
