@@ -366,3 +366,23 @@ def test_server_cli_rejects_a_bad_broker_url(args: list[str], message: str) -> N
     result = CliRunner().invoke(cli, ["server", "--port", "0", *args])
     assert result.exit_code != 0
     assert message in (result.output + str(result.exception))
+
+
+def test_fuzzed_mqtt_and_udp_leave_the_server_serving() -> None:
+    from hil.server.mqtt_fuzzing import run_mqtt_fuzz
+
+    scenario = {"devices": {"default": {"ota": "mqtt", "turns": [TURN], "mcp": {"timeout_s": 3}}}}
+    with ServerThread(scenario=scenario) as fz:
+        report = run(run_mqtt_fuzz(fz.ota_url, n=400, seed=1, healthy=2))
+        devices = fz.devices()
+        errors = [e for d in devices for e in fz.summary(d)["errors"]]
+
+        async def still_serving() -> int:
+            async with aiohttp.ClientSession() as http:
+                status, _reply = await ProbeDevice("0a:00:00:03:00:01").ota_check(http, fz.ota_url)
+            return status
+
+        assert run(still_serving()) == 200
+    assert sum(report.sent.values()) == 400 and report.sent.get("udp", 0) > 100, report
+    assert report.healthy_ok == 2, report.healthy_failed
+    assert not [e for e in errors if "internal error" in e or "session task failed" in e], errors
