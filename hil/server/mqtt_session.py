@@ -25,7 +25,7 @@ from hil.server.session import DeviceSession, SessionClosed
 from hil.server.transcript import Connection
 from hil.server.udp_audio import UdpAudioEndpoint
 
-EARLY_AUDIO_S = 1.0
+MAX_EARLY_FRAMES = 500  # 30 s of 60 ms frames: a device that streams without ever listening is bounded
 
 
 class MqttLink:
@@ -152,13 +152,19 @@ class MqttSession(DeviceSession):
         self.inbox.put_nowait(None)
         self.on_end(self)
 
+    async def send_json(self, msg: dict[str, Any]) -> None:
+        """As on WebSocket; a ``tts stop`` also starts collecting audio for the next turn afresh."""
+        await super().send_json(msg)
+        if msg.get("type") == "tts" and msg.get("state") == "stop":
+            self.early.clear()
+
     def _on_listen(self, msg: dict[str, Any]) -> None:
         """As on WebSocket, except that audio may overtake ``listen start``: MQTT goes through the broker, UDP
-        does not. Audio that arrived up to 1 s before the start counts for the new turn."""
+        does not (under load by seconds). The firmware sends audio only while listening, so audio that came
+        after the last ``tts stop`` and before this start belongs to the new turn."""
         super()._on_listen(msg)
         if msg.get("state") == "start":
-            now = time.monotonic()
-            recent = [dur for t, dur in self.early if now - t <= EARLY_AUDIO_S]
+            recent = [dur for _t, dur in self.early]
             self.early.clear()
             if recent:
                 self.conn.record("event", "event", "early_audio", frames=len(recent))
@@ -216,8 +222,7 @@ class MqttSession(DeviceSession):
                          payload_size=len(payload), duration_ms=dur, listening=self.listening,
                          gap=gap)
         self.count_uplink(dur)
-        if not self.listening:
-            self.early = [e for e in self.early if self.last_rx - e[0] <= EARLY_AUDIO_S]
+        if not self.listening and len(self.early) < MAX_EARLY_FRAMES:
             self.early.append((self.last_rx, dur))
 
 
