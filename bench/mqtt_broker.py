@@ -2,7 +2,8 @@
 
 Candidates (specs/real-components.md): Debian's ``mosquitto`` 2.0 (child process, how the reference
 server runs it, dynamic-security plugin included) and PyPI ``amqtt`` (its own ``amqtt`` broker CLI as a
-child process, anonymous; measured only when installed: ``pip install amqtt==0.12.1``). The same aiomqtt
+child process, anonymous; measured only when installed: ``pip install amqtt==0.12.1``). Start time is
+process start until the port accepts connections (for mosquitto without writing its credential pool). The same aiomqtt
 clients drive both: one publisher streaming QoS 0 messages of 200 bytes to one subscriber (messages per
 second), and 300 ping-pongs through the broker (p50/p99 round trip, the shape of a hello exchange).
 Prints a ratio amqtt/mosquitto for each figure.
@@ -52,7 +53,7 @@ def mosquitto() -> Iterator[tuple[int, str, str, float]]:
     broker = MosquittoBroker("127.0.0.1")
     addr = broker.start()
     try:
-        yield addr.port, addr.username, addr.password, broker.start_seconds
+        yield addr.port, addr.username, addr.password, broker.process_seconds
     finally:
         broker.stop()
 
@@ -95,10 +96,8 @@ async def throughput(port: int, user: str, password: str, count: int) -> float:
         task = asyncio.ensure_future(reader())
         payload = b"x" * 200
         t0 = time.monotonic()
-        for i in range(count):
-            await pub.publish("xiaozhi/bench/down", payload)
-            if i % 200 == 0:
-                await asyncio.sleep(0)
+        for start in range(0, count, 200):  # 200 publishes in flight: measure the broker, not one await each
+            await asyncio.gather(*(pub.publish("xiaozhi/bench/down", payload) for _ in range(min(200, count - start))))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), 60)
         elapsed = time.monotonic() - t0
