@@ -119,7 +119,9 @@ class MqttGateway:
             key, username, password = device_key(device_id), self.broker.username, self.broker.password
         self.devices[key] = Provisioned(device_id, key, password, host)
         up, down = device_topics(key)
-        return {"endpoint": f"{self.broker.host}:{self.broker.port}", "client_id": key, "username": username,
+        # a broker bound to every interface is reached at the address the device used for the OTA check
+        broker_host = host if self.broker.host in ("0.0.0.0", "::", "") else self.broker.host
+        return {"endpoint": f"{broker_host}:{self.broker.port}", "client_id": key, "username": username,
                 "password": password, "keepalive": mu.DEFAULT_KEEPALIVE, "publish_topic": up, "subscribe_topic": down}
 
     # ---- messages ----

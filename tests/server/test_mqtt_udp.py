@@ -386,3 +386,55 @@ def test_fuzzed_mqtt_and_udp_leave_the_server_serving() -> None:
     assert sum(report.sent.values()) == 400 and report.sent.get("udp", 0) > 100, report
     assert report.healthy_ok == 2, report.healthy_failed
     assert not [e for e in errors if "internal error" in e or "session task failed" in e], errors
+
+
+# ---- parsers: only their documented errors, on any input ----
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hil.protocol import mqtt_udp as mu  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=80))
+def test_packet_header_parser_raises_only_packet_error(data: bytes) -> None:
+    try:
+        header = mu.parse_header(data)
+    except mu.PacketError as exc:
+        assert str(exc).startswith(("Invalid audio packet size", "Invalid audio packet type", "Audio payload length"))
+        return
+    assert len(data) == 16 + header.payload_len and data[0] == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["type", "transport", "session_id", "udp", "audio_params"]), _json)
+       | st.fixed_dictionaries({"transport": st.just("udp"),
+                                "udp": st.dictionaries(st.sampled_from(["server", "port", "key", "nonce"]), _json)}))
+def test_server_hello_parser_accepts_only_valid_udp_sections(msg: dict) -> None:  # type: ignore[type-arg]
+    hello, logs = mu.parse_server_hello(msg)
+    if hello is None:
+        assert logs and logs[-1].startswith("E ")
+    else:
+        assert len(hello.udp.key) == 16 and len(hello.udp.nonce) == 16 and 0 < hello.udp.port <= 65535
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["endpoint", "client_id", "keepalive", "publish_topic"]), _json))
+def test_nvs_mqtt_parser_never_raises(nvs: dict) -> None:  # type: ignore[type-arg]
+    cfg = mu.mqtt_config(nvs)
+    assert isinstance(cfg.port, int) and isinstance(cfg.keepalive, int)
+
+
+@pytest.mark.parametrize(("endpoint", "host", "port"), [
+    ("broker.example", "broker.example", 8883),  # the firmware's default port
+    ("10.0.0.2:1883", "10.0.0.2", 1883),
+    ("h:1883x", "h", 1883),  # std::stoi reads the leading digits
+    ("h:", "h", 0),  # std::stoi would throw on the firmware; here port 0 and the connect fails
+])
+def test_endpoint_parsing_follows_the_firmware(endpoint: str, host: str, port: int) -> None:
+    cfg = mu.mqtt_config({"endpoint": endpoint})
+    assert (cfg.host, cfg.port) == (host, port)
