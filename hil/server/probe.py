@@ -78,18 +78,16 @@ class ProbeDevice:
         return ota.device_ota_headers(self.mac, self.uuid, "probe-board/1.2.0", "en-US")
 
     def system_info(self) -> str:
-        """A system-info body shaped like ``Board::GetSystemInfoJson`` (key order kept)."""
-        return (
-            f'{{"version":2,"language":"en-US","flash_size":16777216,"minimum_free_heap_size":"123456",'
-            f'"mac_address":"{self.mac}","uuid":"{self.uuid}","chip_model_name":"esp32s3",'
-            '"chip_info":{"model":9,"cores":2,"revision":2,"features":18},'
-            '"application":{"name":"xiaozhi","version":"1.2.0","compile_time":"Aug  8 2026T08:33:45Z",'
-            '"idf_version":"v5.5","elf_sha256":"' + "ab" * 32 + '"},'
-            '"partition_table": [{"label":"nvs","type":1,"subtype":2,"address":36864,"size":16384}],'
-            '"ota":{"label":"ota_0"},"display":{"monochrome":false,"width":240,"height":240},'
-            f'"board":{{"type":"probe","name":"probe-board","manufacturer":"xzbuild","ssid":"lab","rssi":-50,'
-            f'"channel":6,"ip":"127.0.0.1","mac":"{self.mac}"}}}}'
-        )
+        """A system-info body shaped like ``Board::GetSystemInfoJson`` (the shared builder, key order kept)."""
+        return ota.device_system_info(
+            language="en-US", flash_size=16777216, mac=self.mac, uuid=self.uuid, chip="esp32s3",
+            chip_info={"model": 9, "cores": 2, "revision": 2, "features": 18},
+            application={"name": "xiaozhi", "version": "1.2.0", "compile_time": "Aug  8 2026T08:33:45Z",
+                         "idf_version": "v5.5", "elf_sha256": "ab" * 32},
+            partitions=[{"label": "nvs", "type": 1, "subtype": 2, "address": 36864, "size": 16384}],
+            ota_label="ota_0", display=(False, 240, 240),
+            board={"type": "probe", "name": "probe-board", "manufacturer": "xzbuild", "ssid": "lab", "rssi": -50,
+                   "channel": 6, "ip": "127.0.0.1", "mac": self.mac})
 
     async def ota_check(self, http: aiohttp.ClientSession, ota_url: str) -> tuple[int, Any]:
         """POST the system info; returns (status, parsed JSON or raw text)."""
