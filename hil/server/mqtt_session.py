@@ -106,16 +106,7 @@ class MqttSession(DeviceSession):
             await self.end("session ended", send_goodbye=False)
 
     async def _on_hello(self, data: str) -> None:
-        try:
-            parsed = messages.parse_json_text(data)
-        except messages.ProtocolError as exc:
-            self.conn.record("rx", "text", "invalid", size=len(data.encode()), text=data[:512])
-            raise SessionClosed(f"bad hello: {exc}") from None
-        self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
-        try:
-            hello = messages.validate_client_hello(parsed, transport="udp")
-        except messages.ProtocolError as exc:
-            raise SessionClosed(f"bad hello: {exc}") from None
+        hello = self.parse_hello(data, "udp")
         self.hello = hello
         if self.prof.decode_uplink:
             self.decoder = OpusDecoderStream(hello.audio.sample_rate)

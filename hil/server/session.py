@@ -145,7 +145,8 @@ class DeviceSession:
             for fut in self.mcp_pending.values():
                 fut.cancel()
 
-    async def _on_hello(self, data: str) -> None:
+    def parse_hello(self, data: str, transport: str = "websocket") -> messages.ClientHello:
+        """Record and validate the device's hello (any transport); ``SessionClosed`` if the firmware would not send it."""
         try:
             parsed = messages.parse_json_text(data)
         except messages.ProtocolError as exc:
@@ -153,9 +154,12 @@ class DeviceSession:
             raise SessionClosed(f"bad hello: {exc}") from None
         self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
         try:
-            hello = messages.validate_client_hello(parsed)
+            return messages.validate_client_hello(parsed, transport)
         except messages.ProtocolError as exc:
             raise SessionClosed(f"bad hello: {exc}") from None
+
+    async def _on_hello(self, data: str) -> None:
+        hello = self.parse_hello(data)
         if hello.version != self.version:
             raise SessionClosed(f"hello version {hello.version} differs from Protocol-Version {self.version}")
         self.hello = hello
