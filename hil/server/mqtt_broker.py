@@ -84,8 +84,9 @@ class MosquittoBroker:
     """``with MosquittoBroker(host) as broker: broker.address`` — a private mosquitto on a free port."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, tls_cert: Path | None = None,
-                 tls_key: Path | None = None) -> None:
+                 tls_key: Path | None = None, max_message: int = 64 * 1024) -> None:
         self.host = host
+        self.max_message = max_message
         self.port = port
         self.tls_cert, self.tls_key = tls_cert, tls_key
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -110,6 +111,8 @@ class MosquittoBroker:
         lines = [f"user {getpass.getuser()}", "per_listener_settings false", "allow_anonymous false",
                  "persistence false", "log_dest stderr", "log_type error", "log_type warning", "max_keepalive 65535",
                  "set_tcp_nodelay true",  # small control messages: no Nagle delay on the broker's side
+                 # a client sending a larger packet is disconnected by the broker (topic and header allowance)
+                 f"max_packet_size {self.max_message + 1024}",
                  f"password_file {root / 'passwd'}", f"acl_file {root / 'acl'}", f"listener {port} {self.host}"]
         if self.tls_cert is not None and self.tls_key is not None:
             lines += [f"certfile {self.tls_cert}", f"keyfile {self.tls_key}"]

@@ -32,7 +32,8 @@ async def start(ctx: ServerContext, sessions: set[Any], host: str, mode: str, tl
 
     broker = None
     if mode in MODES:
-        broker = MosquittoBroker(host, tls_cert=tls_cert if ctx.tls else None, tls_key=tls_key if ctx.tls else None)
+        broker = MosquittoBroker(host, tls_cert=tls_cert if ctx.tls else None, tls_key=tls_key if ctx.tls else None,
+                                 max_message=ctx.limits.max_frame_bytes)
         address = await asyncio.to_thread(broker.start)
     else:
         address = parse_broker_url(mode)

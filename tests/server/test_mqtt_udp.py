@@ -438,3 +438,27 @@ def test_nvs_mqtt_parser_never_raises(nvs: dict) -> None:  # type: ignore[type-a
 def test_endpoint_parsing_follows_the_firmware(endpoint: str, host: str, port: int) -> None:
     cfg = mu.mqtt_config({"endpoint": endpoint})
     assert (cfg.host, cfg.port) == (host, port)
+
+
+def test_oversized_mqtt_message_disconnects_only_that_device(srv: ServerThread) -> None:
+    """The broker enforces the server's frame limit (64 KiB): the sender is cut off, the server serves on."""
+    async def body() -> tuple[bool, int]:
+        section = await provision(srv, "02:00:00:00:10:01")
+        host, port = section["endpoint"].split(":")
+        cut_off = False
+        try:
+            async with aiomqtt.Client(host, int(port), username=section["username"], password=section["password"],
+                                      identifier=section["client_id"]) as c:
+                await c.publish(section["publish_topic"], b"x" * 200_000)
+                await asyncio.sleep(1.0)
+                await c.publish(section["publish_topic"], b"{}")
+                await asyncio.sleep(0.5)
+                await c.publish(section["publish_topic"], b"{}")
+        except aiomqtt.MqttError:
+            cut_off = True
+        async with aiohttp.ClientSession() as http:
+            status, _ = await ProbeDevice("02:00:00:00:10:02").ota_check(http, srv.ota_url)
+        return cut_off, status
+
+    cut_off, status = run(body())
+    assert cut_off and status == 200
