@@ -462,3 +462,27 @@ def test_oversized_mqtt_message_disconnects_only_that_device(srv: ServerThread) 
 
     cut_off, status = run(body())
     assert cut_off and status == 200
+
+
+def test_server_cli_runs_the_embedded_broker_and_stops_it() -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "xzbuild.cli.main", "server", "--port", "0", "--transport", "mqtt"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        found = re.search(r"MQTT mqtt://127\.0\.0\.1:(\d+)  UDP (\d+)", first)
+        assert found, first + (proc.stderr.read() if proc.stderr else "")
+        broker_port = int(found.group(1))
+        with socket.create_connection(("127.0.0.1", broker_port), timeout=2):
+            pass  # mosquitto listens
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert proc.returncode == 0
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", broker_port), timeout=1):
+        pass  # and is gone with the server
