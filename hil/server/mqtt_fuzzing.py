@@ -35,6 +35,12 @@ class MqttFuzzReport:
     sent: dict[str, int] = field(default_factory=dict)
     sessions_opened: int = 0
     goodbyes: int = 0
+    cut_off: int = 0  # connections the broker closed (message over its size limit)
+
+    @property
+    def total(self) -> int:
+        """Inputs sent so far."""
+        return sum(self.sent.values())
     healthy_ok: int = 0
     healthy_failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -80,6 +86,14 @@ class _Udp(asyncio.DatagramProtocol):
 async def _fuzzer(http: aiohttp.ClientSession, ota_url: str, n: int, rng: random.Random, report: MqttFuzzReport) -> None:
     _status, reply = await ProbeDevice("0a:00:00:02:00:01").ota_check(http, ota_url)
     section = reply["mqtt"]
+    while report.total < n:  # the broker cuts off a client whose message is over the size limit: log in again
+        try:
+            await _fuzz_connection(section, n, rng, report)
+        except aiomqtt.MqttError:
+            report.cut_off += 1
+
+
+async def _fuzz_connection(section: dict[str, Any], n: int, rng: random.Random, report: MqttFuzzReport) -> None:
     host, _, port = section["endpoint"].partition(":")
     hello = mu.device_hello()
     frames = tone_frames(0.3, 16000)
@@ -122,32 +136,38 @@ async def _fuzzer(http: aiohttp.ClientSession, ota_url: str, n: int, rng: random
                     return
             raise TimeoutError("no server hello within 10 s")
 
-        await open_channel()
-        for _i in range(n):
-            while not inbox.empty():  # a goodbye means the server ended the session: open another one
-                if inbox.get_nowait().get("type") == "goodbye":
-                    report.goodbyes += 1
-                    await open_channel()
-            r = rng.random()
-            if r < 0.45 and params is not None and udp is not None:
-                sequence += 1
-                udp.sendto(fuzz_datagram(rng, params, sequence, frames[sequence % len(frames)]))
-                kind = "udp"
-            elif r < 0.55:
-                await client.publish(section["publish_topic"], json.dumps(mutate_json(rng, json.loads(hello))))
-                kind = "hello"
-                await asyncio.sleep(0.02)
-                if rng.random() < 0.5:
-                    await open_channel()
-            else:
-                await client.publish(section["publish_topic"], fuzz_text(rng, session_id, 3).encode("utf-8", "replace"))
-                kind = "text"
-            report.sent[kind] = report.sent.get(kind, 0) + 1
-            if _i % 20 == 0:
-                await asyncio.sleep(0.005)
-        reader.cancel()
-        if udp is not None:
-            udp.close()
+        try:
+            await open_channel()
+            while report.total < n:
+                while not inbox.empty():  # a goodbye means the server ended the session: open another one
+                    if inbox.get_nowait().get("type") == "goodbye":
+                        report.goodbyes += 1
+                        await open_channel()
+                r = rng.random()
+                if r < 0.45 and params is not None and udp is not None:
+                    sequence += 1
+                    udp.sendto(fuzz_datagram(rng, params, sequence, frames[sequence % len(frames)]))
+                    kind = "udp"
+                elif r < 0.55:
+                    await client.publish(section["publish_topic"], json.dumps(mutate_json(rng, json.loads(hello))))
+                    kind = "hello"
+                    await asyncio.sleep(0.02)
+                    if rng.random() < 0.5:
+                        await open_channel()
+                else:
+                    kind = "text"
+                    report.sent[kind] = report.sent.get(kind, 0) + 1  # counted first: it may get us cut off
+                    await client.publish(section["publish_topic"],
+                                         fuzz_text(rng, session_id, 3).encode("utf-8", "replace"))
+                    await asyncio.sleep(0)
+                    continue
+                report.sent[kind] = report.sent.get(kind, 0) + 1
+                if report.total % 20 == 0:
+                    await asyncio.sleep(0.005)
+        finally:
+            reader.cancel()
+            if udp is not None:
+                udp.close()
 
 
 async def run_mqtt_fuzz(ota_url: str, n: int = 1000, seed: int = 0, healthy: int = 3) -> MqttFuzzReport:
