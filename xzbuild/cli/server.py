@@ -86,15 +86,16 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
         except OSError as exc:
             raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}; pick another --port") from None
         gc.freeze()  # start-up objects live forever: keep GC pauses out of audio pacing
+        stop = asyncio.Event()
+        # SIGTERM (e.g. from a CI runner) stops cleanly so open transcripts are finished (and the broker
+        # child ends); installed before the banner, which callers take as "ready"
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         click.echo(f"reference server: OTA {srv.ota_url}  WebSocket {srv.ws_url}"
                    + (f"  MQTT {srv.mqtt_url}  UDP {srv.ctx.mqtt.udp.port}" if srv.mqtt_url else ""))
         if srv.tls_cert_path is not None:
             click.echo(f"TLS certificate: {srv.tls_cert_path}")
         if transcripts is not None:
             click.echo(f"transcripts: {transcripts}")
-        stop = asyncio.Event()
-        # SIGTERM (e.g. from a CI runner) stops cleanly so open transcripts are finished
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         try:
             await stop.wait()
         finally:
