@@ -12,6 +12,7 @@ reloads its files (SIGHUP). ``tls`` serves mqtts with the server's certificate. 
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import getpass
@@ -169,6 +170,7 @@ class MosquittoBroker:
                 log = (self._root / "mosquitto.log").read_text(errors="replace").strip()[-400:]
                 raise UserError(f"mosquitto did not start on {self.host}:{port}: {log or 'no output'}")
         self.start_seconds = time.monotonic() - t0
+        atexit.register(self._kill)  # backstop: an interpreter exit that skipped stop() must not leave it running
         self.address = BrokerAddress(self.host, port, self.tls_cert is not None, gateway, password, self.tls_cert)
         return self.address
 
@@ -213,6 +215,7 @@ class MosquittoBroker:
 
     def stop(self) -> None:
         """Stop mosquitto and remove its files."""
+        atexit.unregister(self._kill)
         self._kill()
         if self._tmp is not None:
             self._tmp.cleanup()

@@ -49,8 +49,10 @@ async def start(ctx: ServerContext, sessions: set[Any], host: str, mode: str, tl
 
 
 async def stop(gateway: Any, broker: Any) -> None:
-    """Stop the gateway, then the embedded broker."""
-    if gateway is not None:
-        await gateway.stop()
-    if broker is not None:
-        await asyncio.to_thread(broker.stop)
+    """Stop the gateway, then the embedded broker (even if the gateway's stop failed)."""
+    try:
+        if gateway is not None:
+            await gateway.stop()
+    finally:
+        if broker is not None:
+            await asyncio.to_thread(broker.stop)
