@@ -121,7 +121,14 @@ class ReferenceServer:
                                      keepalive_timeout=self.ctx.limits.http_idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
-        await site.start()
+        try:
+            await site.start()
+        except BaseException:  # e.g. the port is taken: nothing of this attempt may keep running
+            await self._runner.cleanup()
+            self._runner = None
+            await mqtt_transport.stop(self.ctx.mqtt, self.broker)
+            self.ctx.mqtt = self.broker = None
+            raise
         self.port = self._runner.addresses[0][1]
         self._watchdog = asyncio.ensure_future(self._sweep())
         log.info("reference server on %s (OTA %s)", self.base_url, self.ota_url)

@@ -23,7 +23,7 @@ import aiomqtt
 from hil.protocol import mqtt_udp as mu
 from hil.server.context import ServerContext
 from hil.server.mqtt_broker import TOPIC_ROOT, BrokerAddress, MosquittoBroker, device_key, device_topics
-from hil.server.mqtt_session import MqttLink, MqttSession, _peek_type
+from hil.server.mqtt_session import MqttLink, MqttSession, peek_type
 from hil.server.udp_audio import UdpAudioEndpoint
 from xzbuild.errors import UserError
 
@@ -156,7 +156,7 @@ class MqttGateway:
         prov = self.devices.get(key)
         device_id = prov.device_id if prov else key
         current = self.active.get(key)
-        if _peek_type(text) == "hello":
+        if peek_type(text) == "hello":
             if current is not None:
                 current.conn.record("event", "event", "superseded", reason="a new hello opened another channel")
                 asyncio.ensure_future(current.end("superseded by a new hello", send_goodbye=False))

@@ -93,7 +93,7 @@ class MqttSession(DeviceSession):
                     first = False
                     await self._on_hello(text)
                     continue
-                kind = _peek_type(text)
+                kind = peek_type(text)
                 if kind == "goodbye":
                     self.conn.record("rx", "text", "goodbye", size=len(text.encode()), json_text=text)
                     await self.end("device goodbye", send_goodbye=False)
@@ -217,7 +217,8 @@ class MqttSession(DeviceSession):
             self.early.append((self.last_rx, dur))
 
 
-def _peek_type(text: str) -> Any:
+def peek_type(text: str) -> Any:
+    """The ``type`` of an MQTT payload, or None when it is not a JSON object with a string type."""
     try:
         return messages.parse_json_text(text).get("type")
     except messages.ProtocolError:
