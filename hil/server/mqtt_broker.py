@@ -142,10 +142,36 @@ class MosquittoBroker:
             return given
 
     def _reload(self) -> None:
-        """SIGHUP: mosquitto re-reads the password and ACL files (then give it a moment to finish)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGHUP)
-            time.sleep(0.3)
+        """SIGHUP: mosquitto re-reads the password and ACL files; returns once the newest entry logs in."""
+        if self.proc is None or self.proc.poll() is not None or self.address is None:
+            return
+        self.proc.send_signal(signal.SIGHUP)
+        user, password = self._pool[-1]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self._login_works(user, password):
+            time.sleep(0.02)
+
+    def _login_works(self, username: str, password: str) -> bool:
+        """One MQTT 3.1.1 CONNECT with these credentials (plain TCP listener only); True on CONNACK 0."""
+        assert self.address is not None
+        if self.address.tls:
+            time.sleep(0.3)  # no TLS handshake here: give the reload a moment instead
+            return True
+
+        def field(text: str) -> bytes:
+            raw = text.encode()
+            return len(raw).to_bytes(2, "big") + raw
+
+        body = field("MQTT") + bytes([4, 0xC2, 0, 10]) + field(f"xzbuild-check-{secrets.token_hex(4)}")
+        body += field(username) + field(password)
+        try:
+            with socket.create_connection((self.host, self.address.port), timeout=2) as sock:
+                sock.sendall(bytes([0x10, len(body)]) + body)  # remaining length < 128 for these fields
+                reply = sock.recv(4)
+                sock.sendall(b"\xe0\x00")  # DISCONNECT
+        except OSError:
+            return False
+        return reply[:2] == b"\x20\x02" and len(reply) == 4 and reply[3] == 0
 
     def start(self) -> BrokerAddress:
         """Start mosquitto and wait until it accepts TCP connections."""

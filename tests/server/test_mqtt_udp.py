@@ -486,3 +486,29 @@ def test_server_cli_runs_the_embedded_broker_and_stops_it() -> None:
     assert proc.returncode == 0
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", broker_port), timeout=1):
         pass  # and is gone with the server
+
+
+def test_credential_pool_grows_and_every_device_can_log_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hil.server import mqtt_broker
+
+    monkeypatch.setattr(mqtt_broker, "POOL_BATCH", 4)  # grow twice for 10 devices
+    broker = mqtt_broker.MosquittoBroker()
+    addr = broker.start()
+    try:
+        creds = [broker.credentials(f"02:00:00:00:11:{i:02x}") for i in range(10)]
+        assert broker.credentials("02:00:00:00:11:00") == creds[0]  # stable per device
+        assert len({u for u, _p in creds}) == 10
+
+        async def logins() -> list[bool]:
+            ok = []
+            for user, password in creds:
+                try:
+                    async with aiomqtt.Client(addr.host, addr.port, username=user, password=password):
+                        ok.append(True)
+                except aiomqtt.MqttError:
+                    ok.append(False)
+            return ok
+
+        assert run(logins()) == [True] * 10
+    finally:
+        broker.stop()
