@@ -10,6 +10,11 @@ devices (|inter-arrival − 60 ms|), and the ratio of each against a small refer
 tree. Exit status 1 if the targets (p99 RTT ≤ 50 ms, 0 dropped, p99 jitter ≤ 10 ms) are missed.
 
     .venv/bin/python bench/server_load.py --sessions 1000
+    .venv/bin/python bench/server_load.py --transport mqtt --sessions 500
+
+With ``--transport mqtt`` each session gets ``mqtt`` in its OTA reply and runs over MQTT (embedded
+mosquitto) + AES-CTR UDP instead; the same run then also loads the WebSocket transport with the same
+session count and prints both side by side.
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ SCENARIO = {"devices": {"default": {
 }}}
 
 
+def scenario(transport: str) -> dict[str, Any]:
+    """The load scenario with the OTA preset of ``transport``."""
+    return {"devices": {"default": {**SCENARIO["devices"]["default"], "ota": transport}}}
+
+
 async def one_session(i: int, base: str, barrier: asyncio.Event, spread: float, out: dict[str, Any],
                       http: aiohttp.ClientSession) -> None:
     mac = f"02:00:00:{(i >> 16) & 255:02x}:{(i >> 8) & 255:02x}:{i & 255:02x}"
@@ -53,7 +63,10 @@ async def one_session(i: int, base: str, barrier: asyncio.Event, spread: float, 
         status, reply = await probe.ota_check(http, f"{base}/xiaozhi/ota/")
         if status != 200:
             raise RuntimeError(f"OTA status {status}")
-        await probe.connect(http, reply["websocket"]["url"])
+        if "mqtt" in reply:
+            await probe.connect_mqtt(reply["mqtt"])
+        else:
+            await probe.connect(http, reply["websocket"]["url"])
         out["rtt"].append(probe.hello_rtt_ms)
         await barrier.wait()
         await asyncio.sleep(random.uniform(0, spread))
@@ -105,8 +118,9 @@ def _client_proc(args: tuple[int, int, str, float, float, float], q: Any) -> Non
     q.put(out)
 
 
-def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts: Path | None) -> dict[str, Any]:
-    with ServerProcess(scenario=SCENARIO, transcripts_dir=transcripts, tune_gc=True) as sp:
+def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts: Path | None,
+             transport: str = "websocket") -> dict[str, Any]:
+    with ServerProcess(scenario=scenario(transport), transcripts_dir=transcripts, tune_gc=True) as sp:
         base = f"http://127.0.0.1:{sp.port}"
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
@@ -130,7 +144,7 @@ def run_load(sessions: int, ramp: float, spread: float, procs: int, transcripts:
     jitter = [x for p in parts for x in p["jitter"]]
     dropped = [x for p in parts for x in p["dropped"]]
     return {
-        "sessions": sessions, "ok": sum(p["ok"] for p in parts), "dropped": len(dropped), "dropped_examples": dropped[:5],
+        "transport": transport, "sessions": sessions, "ok": sum(p["ok"] for p in parts), "dropped": len(dropped), "dropped_examples": dropped[:5],
         "connected_at_once": sum(p["connected_at_once"] for p in parts),
         "hello_rtt_ms": {"p50": percentile(rtt, 50), "p99": percentile(rtt, 99), "max": max(rtt, default=0)},
         "device_jitter_ms": {"n": len(jitter), "p50": percentile(jitter, 50), "p99": percentile(jitter, 99),
@@ -157,6 +171,8 @@ def main() -> int:
     ap.add_argument("--reference", type=int, default=10, help="sessions in the reference run (0 = skip)")
     ap.add_argument("--no-transcripts", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--transport", choices=["websocket", "mqtt"], default="websocket",
+                    help="mqtt: load MQTT + UDP, and WebSocket with the same sessions for comparison")
     ap.add_argument("--realtime", action="store_true",
                     help="run server and clients with SCHED_RR (needs root). On a shared machine other jobs' CPU "
                          "bursts otherwise show up as pacing jitter; nice does not help where the kernel groups "
@@ -169,17 +185,20 @@ def main() -> int:
           f"listen spread {a.spread} s, scheduler {'SCHED_RR' if a.realtime else 'default'}")
     with tempfile.TemporaryDirectory(prefix="xzbuild-load-") as tmp:
         tdir = None if a.no_transcripts else Path(tmp)
-        ref = run_load(a.reference, a.ramp, a.spread, 1, tdir / "ref" if tdir else None) if a.reference else None
-        res = run_load(a.sessions, a.ramp, a.spread, a.client_procs, tdir / "load" if tdir else None)
+        ref = (run_load(a.reference, a.ramp, a.spread, 1, tdir / "ref" if tdir else None, a.transport)
+               if a.reference else None)
+        res = run_load(a.sessions, a.ramp, a.spread, a.client_procs, tdir / "load" if tdir else None, a.transport)
         if tdir:
             res["transcript_files"] = len(list((tdir / "load").rglob("*.jsonl")))
+        ws = (run_load(a.sessions, a.ramp, a.spread, a.client_procs, tdir / "ws" if tdir else None, "websocket")
+              if a.transport == "mqtt" else None)
     if a.json:
-        print(json.dumps({"reference": ref, "load": res}, indent=2))
+        print(json.dumps({"reference": ref, "load": res, "websocket": ws}, indent=2))
     else:
-        for name, r in (("reference", ref), ("load", res)):
+        for name, r in (("reference", ref), ("load", res), ("websocket", ws)):
             if r is None:
                 continue
-            print(f"[{name}] sessions={r['sessions']} ok={r['ok']} dropped={r['dropped']} "
+            print(f"[{name} {r['transport']}] sessions={r['sessions']} ok={r['ok']} dropped={r['dropped']} "
                   f"connected_at_once={r['connected_at_once']} wall={r['wall_s']}s cpu={r['cpu_s']} "
                   f"loadavg={r['loadavg_1min_after']}")
             print(f"  hello RTT ms      p50={r['hello_rtt_ms']['p50']:.2f} p99={r['hello_rtt_ms']['p99']:.2f} "
@@ -195,6 +214,12 @@ def main() -> int:
             for key in ("hello_rtt_ms", "device_jitter_ms", "server_lateness_ms"):
                 base = ref[key]["p99"] or 1e-9
                 print(f"ratio load/reference p99 {key}: {res[key]['p99'] / base:.2f}")
+    if ws is not None:
+        print(f"{'':28}{'mqtt+udp':>12}{'websocket':>12}   (same run, {a.sessions} sessions each)")
+        for label, key in (("hello RTT p99 ms", "hello_rtt_ms"), ("downlink jitter p99 ms", "device_jitter_ms"),
+                           ("server lateness p99 ms", "server_lateness_ms")):
+            print(f"  {label:<26}{res[key]['p99']:>12.2f}{ws[key]['p99']:>12.2f}")
+        print(f"  {'dropped':<26}{res['dropped']:>12}{ws['dropped']:>12}")
     ok = (res["dropped"] == 0 and res["hello_rtt_ms"]["p99"] <= 50 and res["device_jitter_ms"]["p99"] <= 10
           and res["server_lateness_ms"]["p99"] <= 10 and res["server"]["alive"])
     print("PASS" if ok else "FAIL", "(targets: p99 hello RTT <= 50 ms, 0 dropped, p99 downlink jitter <= 10 ms)")

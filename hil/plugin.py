@@ -36,6 +36,12 @@ SUITE_SCENARIO: dict[str, Any] = {"devices": {"default": {
     "mcp": {"with_user_tools": [False, True],
             "calls": [{"name": "self.audio_speaker.set_volume", "arguments": {"volume": 42}}], "timeout_s": 10},
 }}}
+#: Log lines that differ by transport (the firmware's MQTT and WebSocket protocol classes word them apart).
+TRANSPORT_LINES: dict[str, dict[str, str]] = {
+    "websocket": {"session": r"WS: Session ID: ([A-Za-z0-9-]+)", "dropped": r"WS: Websocket disconnected"},
+    "mqtt": {"session": r"MQTT: Session ID: ([A-Za-z0-9-]+)",
+             "dropped": r"MQTT: Received goodbye message, session_id: [A-Za-z0-9-]+"},
+}
 APP_MAIN = re.compile(rb"main_task: Calling app_main\(\)")
 BOOT_ERROR = re.compile(rb"E \(\d+\) (esp_image|boot|flash_parts): ([^\r\n\x1b]*)")
 ROM_INVALID = re.compile(rb"invalid header: (0x[0-9a-f]{8})")
@@ -50,6 +56,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--xz-server-token", default=None,
                     help="WebSocket token (needed when boards reach the server over the network, not loopback)")
     group.addoption("--xz-out", help="directory for transcripts of this run")
+    group.addoption("--xz-transport", choices=sorted(TRANSPORT_LINES), default="websocket",
+                    help="what the OTA reply hands out: websocket, or mqtt (MQTT + UDP on the embedded broker)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,8 +82,10 @@ class ServerHandle:
     listening socket, so the port stays bound after the server closes it).
     """
 
-    def __init__(self, host: str, port: int, transcripts: Path | None, token: str | None = None) -> None:
+    def __init__(self, host: str, port: int, transcripts: Path | None, token: str | None = None,
+                 transport: str = "websocket") -> None:
         self.host, self.port, self.transcripts, self.token = host, port, transcripts, token
+        self.transport = transport
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="xz-reference-server", daemon=True)
         self._thread.start()
@@ -90,7 +100,7 @@ class ServerHandle:
         from hil.server import ReferenceServer
 
         for attempt in range(50):  # a just-closed listener may linger for a moment
-            server = ReferenceServer(host=self.host, port=self.port, scenario=SUITE_SCENARIO,
+            server = ReferenceServer(host=self.host, port=self.port, scenario=suite_scenario(self.transport),
                                      transcripts_dir=self.transcripts, token=self.token)
             try:
                 self._call(server.start())
@@ -111,7 +121,7 @@ class ServerHandle:
     def drop_connections(self) -> int:
         """Close every WebSocket session from the server side; returns how many were open."""
 
-        async def drop() -> int:
+        async def drop() -> int:  # on MQTT the session ends with the server's goodbye
             sessions = list(self.server.sessions)
             for session in sessions:
                 await session.ws.close(code=1001, message=b"server drop")
@@ -142,6 +152,24 @@ class ServerHandle:
         return list(self.server.devices())
 
 
+def suite_scenario(transport: str) -> dict[str, Any]:
+    """SUITE_SCENARIO with the OTA preset that hands out ``transport``."""
+    default = dict(SUITE_SCENARIO["devices"]["default"], ota=transport)
+    return {"devices": {"default": default}}
+
+
+@pytest.fixture(scope="session")
+def xz_transport(request: pytest.FixtureRequest) -> str:
+    """The transport this run hands out (``--xz-transport``)."""
+    return str(request.config.getoption("--xz-transport"))
+
+
+@pytest.fixture(scope="session")
+def xz_lines(xz_transport: str) -> dict[str, str]:
+    """Transport-specific log line patterns (session id, channel dropped by the server)."""
+    return TRANSPORT_LINES[xz_transport]
+
+
 @pytest.fixture(scope="session")
 def xz_board(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Facts of the board under test: id, chip, mac, variant, virtual (from ``--xz-board``)."""
@@ -156,7 +184,8 @@ def xz_server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
     handle = ServerHandle(request.config.getoption("--xz-server-host"),
                           request.config.getoption("--xz-server-port"),
                           Path(out) / "transcripts" if out else None,
-                          request.config.getoption("--xz-server-token"))
+                          request.config.getoption("--xz-server-token"),
+                          request.config.getoption("--xz-transport"))
     yield handle
     handle.close()
 

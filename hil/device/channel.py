@@ -52,6 +52,11 @@ class AudioChannel:
     def log(self, level: str, tag: str, message: str) -> None:
         self.device.log(level, tag, message)
 
+    @property
+    def opened(self) -> bool:
+        """``IsAudioChannelOpened``."""
+        return self.is_open
+
     async def open(self) -> bool:
         self.log("I", "WS", f"Connecting to websocket server: {self.url} with version: {self.version}")
         headers = {"Protocol-Version": str(self.version), "Device-Id": self._mac(), "Client-Id": self._uuid()}

@@ -18,8 +18,10 @@ import aiohttp
 from hil.device import ota
 from hil.device.channel import AudioChannel
 from hil.device.mcp import McpServer
+from hil.device.mqtt_channel import MqttChannel, initialize_protocol
 from hil.device.sysinfo import DeviceSettings, board_name, board_uuid, mac_text, system_info
 from hil.device.tools import register_all
+from hil.protocol.mqtt_client import MqttUdpClient
 from hil.protocol.ota import device_ota_headers, is_newer_version
 from hil.vboard.board import VirtualBoard
 from hil.vboard.boot import AppInfo
@@ -62,6 +64,8 @@ class XiaozhiDevice:
                                        "ssid": settings.ssid}
         self.mcp = McpServer(lambda level, msg: self.log(level, "MCP", msg), (board_name(app), app.version))
         self.channel: AudioChannel | None = None
+        self.mqtt: MqttUdpClient | None = None  # MQTT connects at start when the OTA reply selected it
+        self.transport = ""
         self.listening_mode = "auto"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -143,6 +147,8 @@ class XiaozhiDevice:
         finally:
             if self.channel is not None:
                 await self.channel.close(quiet=True)
+            if self.mqtt is not None:
+                await self.mqtt.stop()
 
     # --- boot ------------------------------------------------------------------------------------
     async def _boot(self) -> None:
@@ -177,6 +183,7 @@ class XiaozhiDevice:
         self.log("I", "Application", "Network connected")
         self.set_state("activating")
         await self._check_new_version()
+        self.transport = await initialize_protocol(self)
         self.log("I", "Application", "Activation done")
         self.set_state("idle")
 
@@ -335,14 +342,14 @@ class XiaozhiDevice:
         if self.state != "idle":
             self.log("E", "Application", "Protocol not initialized")
             return
-        ws = self.board.nvs.get("websocket")
-        if not isinstance(ws, dict) or "mqtt" in self.board.nvs:
-            self.log("E", "vboard", "only the WebSocket transport is emulated (the OTA reply selected MQTT)")
+        if not self.transport:
+            self.log("E", "Application", "Protocol not initialized")
             return
         self.listening_mode = mode
-        if self.channel is None or not self.channel.is_open:
+        if self.channel is None or not self.channel.opened:
             self.set_state("connecting")
-            self.channel = AudioChannel(self, ws)
+            self.channel = (MqttChannel(self, self.mqtt) if self.transport == "mqtt" and self.mqtt is not None
+                            else AudioChannel(self, self.board.nvs.get("websocket", {})))
             if not await self.channel.open():
                 self.set_state("idle")
                 return

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import random
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from hil.protocol.ota import device_system_info
 from hil.vboard.boot import AppInfo, Partition, parse_partition_table
 from hil.vboard.flash import Flash
 
@@ -41,37 +41,21 @@ def _partitions(flash: Flash) -> list[Partition]:
 
 
 def system_info(app: AppInfo, chip: str, mac: bytes, flash: Flash, settings: DeviceSettings) -> str:
-    """``Board::GetSystemInfoJson()``: keys in firmware order."""
+    """``Board::GetSystemInfoJson()`` of the virtual board (built by the shared ``device_system_info``)."""
     model, cores = CHIP_MODELS.get(chip, (0, 1))
-    board = app.board
-    display = board.get("display") or {}
-    body: dict[str, Any] = {
-        "version": 2,
-        "language": settings.language,
-        "flash_size": flash.size,
-        "minimum_free_heap_size": "123456",
-        "mac_address": mac_text(mac),
-        "uuid": board_uuid(mac),
-        "chip_model_name": chip,
-        "chip_info": {"model": model, "cores": cores, "revision": 0, "features": 18},
-        "application": {
-            "name": app.project_name,
-            "version": app.version,
-            "compile_time": f"{app.compile_date}T{app.compile_time}Z",
-            "idf_version": app.idf_version,
-            "elf_sha256": app.elf_sha256,
-        },
-        "partition_table": [
-            {"label": p.label, "type": p.type, "subtype": p.subtype, "address": p.offset, "size": p.size}
-            for p in _partitions(flash)
-        ],
-        "ota": {"label": app.partition.label},
-        "display": {"monochrome": bool(display.get("monochrome", False)), "width": int(display.get("width", 0)),
-                    "height": int(display.get("height", 0))},
-        "board": {"type": "wifi", "name": board_name(app), "ssid": settings.ssid,
-                  "rssi": -40, "channel": 6, "ip": "127.0.0.1", "mac": mac_text(mac)},
-    }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    display = app.board.get("display") or {}
+    return device_system_info(
+        language=settings.language, flash_size=flash.size, mac=mac_text(mac), uuid=board_uuid(mac), chip=chip,
+        chip_info={"model": model, "cores": cores, "revision": 0, "features": 18},
+        application={"name": app.project_name, "version": app.version,
+                     "compile_time": f"{app.compile_date}T{app.compile_time}Z", "idf_version": app.idf_version,
+                     "elf_sha256": app.elf_sha256},
+        partitions=[{"label": p.label, "type": p.type, "subtype": p.subtype, "address": p.offset, "size": p.size}
+                    for p in _partitions(flash)],
+        ota_label=app.partition.label,
+        display=(bool(display.get("monochrome", False)), int(display.get("width", 0)), int(display.get("height", 0))),
+        board={"type": "wifi", "name": board_name(app), "ssid": settings.ssid, "rssi": -40, "channel": 6,
+               "ip": "127.0.0.1", "mac": mac_text(mac)})
 
 
 def board_name(app: AppInfo) -> str:

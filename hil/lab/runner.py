@@ -52,6 +52,7 @@ class BoardResult:
     timings: dict[str, float] = field(default_factory=dict)
     out_dir: str = ""
     detected: dict[str, Any] = field(default_factory=dict)
+    transport: str = "websocket"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,12 +202,13 @@ def _junit_numbers(path: Path) -> tuple[dict[str, int], dict[str, float]]:
 
 
 def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: list[str],
-              token: str | None = None) -> BoardResult:
-    """Identity check, then the suite in a pytest process for one board."""
+              token: str | None = None, transport: str = "websocket", subdir: bool = False) -> BoardResult:
+    """Identity check, then the suite in a pytest process for one board (``subdir``: out/<board>/<transport>)."""
     started = time.monotonic()
-    board_out = (out / a.board.id).resolve()  # the pytest process runs from the repository root
+    board_out = (out / a.board.id / (transport if subdir else "")).resolve()  # pytest runs from the repo root
     board_out.mkdir(parents=True, exist_ok=True)
-    result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out))
+    result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out),
+                         transport=transport)
     try:
         found = probe(a.url, reset=a.board.reset)
     except UserError as exc:
@@ -229,7 +231,8 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
            "--xz-server-port", str(a.server_port), "--xz-out", str(board_out),
            "--junitxml", str(board_out / "junit.xml"), "-o", f"junit_suite_name=hil.{a.board.id}",
            "--root-logdir", str(board_out / "logs"), "-o", "addopts=", "-p", "no:cacheprovider",
-           "-m", markers, "-q", "--timeout", "300", *(["--xz-server-token", token] if token else []), *pytest_args]
+           "-m", markers, "-q", "--timeout", "300", *(["--xz-server-token", token] if token else []),
+           "--xz-transport", transport, *pytest_args]
     with open(board_out / "pytest.log", "wb") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]),
                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=900, check=False)
@@ -270,7 +273,7 @@ def merge_junit(results: list[BoardResult], target: Path) -> None:
         if path.is_file():
             parsed = ET.parse(path).getroot()
             for suite in [parsed] if parsed.tag == "testsuite" else list(parsed):
-                suite.set("name", f"hil.{r.board}")
+                suite.set("name", f"hil.{r.board}" + ("" if r.transport == "websocket" else f".{r.transport}"))
                 root.append(suite)
         else:
             suite = ET.SubElement(root, "testsuite", name=f"hil.{r.board}", tests="1", errors="1", failures="0")
@@ -282,12 +285,17 @@ def merge_junit(results: list[BoardResult], target: Path) -> None:
 
 def run_all(assignments: list[Assignment], out: Path, jobs: int, host: str = "127.0.0.1",
             markers: str = "not hardware", pytest_args: list[str] | None = None,
-            token: str | None = None) -> list[BoardResult]:
-    """Run every assignment (``jobs`` at a time); virtual boards are shut down afterwards."""
+            token: str | None = None, transports: tuple[str, ...] = ("websocket",)) -> list[BoardResult]:
+    """Run every assignment (``jobs`` at a time) once per transport; virtual boards are shut down afterwards."""
+
+    def per_board(a: Assignment) -> list[BoardResult]:  # one board runs its transports one after the other
+        return [run_board(a, out, host, markers, pytest_args or [], token, t, subdir=len(transports) > 1)
+                for t in transports]
+
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(run_board, a, out, host, markers, pytest_args or [], token) for a in assignments]
-            return [f.result() for f in futures]
+            futures = [pool.submit(per_board, a) for a in assignments]
+            return [r for f in futures for r in f.result()]
     finally:
         for a in assignments:
             if a.handle is not None:

@@ -153,3 +153,27 @@ def device_ota_headers(mac: str, uuid: str, user_agent: str = "xzbuild-vboard/1.
     if serial_number:
         headers["Serial-Number"] = serial_number
     return headers
+
+
+def device_system_info(*, language: str, flash_size: int, mac: str, uuid: str, chip: str, chip_info: dict[str, int],
+                       application: dict[str, str], partitions: list[dict[str, Any]], ota_label: str,
+                       display: tuple[bool, int, int], board: dict[str, Any]) -> str:
+    """``Board::GetSystemInfoJson()`` for a device-side peer (virtual board, probe): keys in firmware order,
+    ``minimum_free_heap_size`` a string as the firmware writes it. ``application`` holds name, version,
+    compile_time, idf_version, elf_sha256; ``board`` is ``GetBoardJson()``."""
+    body: dict[str, Any] = {
+        "version": 2,
+        "language": language,
+        "flash_size": flash_size,
+        "minimum_free_heap_size": "123456",
+        "mac_address": mac,
+        "uuid": uuid,
+        "chip_model_name": chip,
+        "chip_info": {k: chip_info[k] for k in ("model", "cores", "revision", "features")},
+        "application": {k: application[k] for k in ("name", "version", "compile_time", "idf_version", "elf_sha256")},
+        "partition_table": [{k: p[k] for k in ("label", "type", "subtype", "address", "size")} for p in partitions],
+        "ota": {"label": ota_label},
+        "display": {"monochrome": display[0], "width": display[1], "height": display[2]},
+        "board": board,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))

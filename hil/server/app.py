@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from hil.protocol.opus import speech_frames
-from hil.server import ota_http, session, ws_endpoint
+from hil.server import mqtt_transport, ota_http, session, ws_endpoint
 from hil.server.context import Limits, ServerContext
 from hil.server.scenario import Scenario, load_scenario, scenario_from_data
 from hil.server.security import make_self_signed, server_ssl_context
@@ -67,6 +67,7 @@ class ReferenceServer:
         limits: Limits | None = None,
         prewarm: bool = True,
         tune_gc: bool = False,
+        mqtt: str = "auto",
     ) -> None:
         self.host = host
         self.port = port
@@ -84,6 +85,8 @@ class ReferenceServer:
         self._prewarm = prewarm
         self._tune_gc = tune_gc
         self._gc_frozen = False
+        self.mqtt = mqtt  # "auto" (when the scenario hands out mqtt), "embedded", "off" or a broker URL
+        self.broker: Any = None
 
     # ---- lifecycle ----
     def build_app(self) -> web.Application:
@@ -111,11 +114,21 @@ class ReferenceServer:
             ssl_ctx = server_ssl_context(self.tls_cert_path, self._tls_key)
         if self._prewarm:
             await asyncio.to_thread(self._synthesise_all)
+        if mqtt_transport.wanted(self.mqtt, self.scenario):
+            self.ctx.mqtt, self.broker = await mqtt_transport.start(self.ctx, self.sessions, self.host, self.mqtt,
+                                                                     self.tls_cert_path, self._tls_key)
         self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0,
                                      keepalive_timeout=self.ctx.limits.http_idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
-        await site.start()
+        try:
+            await site.start()
+        except BaseException:  # e.g. the port is taken: nothing of this attempt may keep running
+            await self._runner.cleanup()
+            self._runner = None
+            await mqtt_transport.stop(self.ctx.mqtt, self.broker)
+            self.ctx.mqtt = self.broker = None
+            raise
         self.port = self._runner.addresses[0][1]
         self._watchdog = asyncio.ensure_future(self._sweep())
         log.info("reference server on %s (OTA %s)", self.base_url, self.ota_url)
@@ -175,6 +188,8 @@ class ReferenceServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await mqtt_transport.stop(self.ctx.mqtt, self.broker)
+        self.ctx.mqtt = self.broker = None
         await asyncio.to_thread(self.ctx.recorder.close)
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -219,6 +234,11 @@ class ReferenceServer:
     def ws_url(self) -> str:
         """The WebSocket URL the OTA reply hands out."""
         return f"{self.ctx.ws_scheme}://{self._netloc}{self.ctx.ws_path}"
+
+    @property
+    def mqtt_url(self) -> str | None:
+        """The broker the OTA reply hands out (``mqtt(s)://host:port``), None without MQTT."""
+        return self.ctx.mqtt.broker.url if self.ctx.mqtt is not None else None
 
     # ---- observability ----
     def devices(self) -> list[str]:
@@ -336,6 +356,11 @@ class ServerThread:
     def port(self) -> int:
         """The bound port."""
         return self.server.port
+
+    @property
+    def mqtt_url(self) -> str | None:
+        """See ``ReferenceServer.mqtt_url``."""
+        return self.server.mqtt_url
 
     @property
     def tls_cert_path(self) -> Path | None:

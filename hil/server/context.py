@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hil.server.scenario import Scenario
 from hil.server.transcript import Recorder
@@ -36,6 +37,7 @@ class ServerContext:
     activate_attempts: Counter[str] = field(default_factory=Counter)
     ota_path: str = "/xiaozhi/ota/"
     ws_path: str = "/xiaozhi/v1/"
+    mqtt: Any = None  # the MqttGateway when the server hands out MQTT + UDP (hil.server.mqtt_gateway)
 
     @property
     def http_scheme(self) -> str:

@@ -40,8 +40,12 @@ def _newer_version(current: str) -> str:
 
 
 def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, host: str,
-                    info: dict[str, Any] | None) -> tuple[int, str, dict[str, Any] | None]:
-    """(status, body text, body object or None) for an OTA check by ``device_id``."""
+                    info: dict[str, Any] | None,
+                    mqtt: dict[str, Any] | None = None) -> tuple[int, str, dict[str, Any] | None]:
+    """(status, body text, body object or None) for an OTA check by ``device_id``.
+
+    ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one).
+    """
     sections, status, malformed = OTA_PRESETS[prof.ota]
     if malformed:
         return 200, MALFORMED_BODY, None
@@ -55,7 +59,7 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
             reply["websocket"] = {"url": f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
                                   "version": prof.protocol_version}
         elif name == "mqtt":
-            reply["mqtt"] = dict(prof.mqtt)
+            reply["mqtt"] = dict(mqtt) if mqtt is not None else dict(prof.mqtt)
         elif name == "activation" and device_id not in ctx.activated:
             reply["activation"] = {"message": f"Activation code {prof.activation_code}", "code": prof.activation_code,
                                    "challenge": prof.activation_challenge, "timeout_ms": 30000}
@@ -91,7 +95,10 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
                     headers=_kept_headers(request), json_obj=info, problems=problems,
                     remote=request.remote)
         prof = ctx.scenario.profile(device_id)
-        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info)
+        mqtt = None
+        if ctx.mqtt is not None and "mqtt" in OTA_PRESETS[prof.ota][0]:
+            mqtt = await ctx.mqtt.provision(device_id, request.host)
+        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt)
         conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")

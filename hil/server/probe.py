@@ -12,12 +12,16 @@ import contextlib
 import json
 import time
 import uuid as uuidlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from hil.protocol import framing, mcp, messages, ota
+from hil.protocol import framing, messages, ota
+from hil.protocol import mqtt_udp as mu
+from hil.protocol.mcp_server import McpServer, Prop, Tool
+from hil.protocol.mqtt_client import MqttUdpClient
 from hil.protocol.opus import FramePacer
 
 # name, description, properties, user-only — a small subset shaped like the firmware's built-in tools
@@ -30,43 +34,18 @@ PROBE_TOOLS: tuple[tuple[str, str, dict[str, Any], bool], ...] = (
 )
 
 
-def tool_json(name: str, desc: str, props: dict[str, Any], user: bool) -> str:
-    """A tool as ``McpTool::to_json`` shapes it."""
-    schema: dict[str, Any] = {"type": "object", "properties": props}
-    required = [k for k, v in props.items() if "default" not in v]
-    if required:
-        schema["required"] = required
-    tool: dict[str, Any] = {"name": name, "description": desc, "inputSchema": schema}
-    if user:
-        tool["annotations"] = {"audience": ["user"]}
-    return json.dumps(tool, separators=(",", ":"))
+def probe_mcp_server(page_limit: int = 8000) -> McpServer:
+    """The device-side MCP server (the one the virtual board runs) with the probe's tools and canned answers."""
+    server = McpServer(lambda level, msg: None, ("probe-board", "1.2.0"), page_limit)
+    answers: dict[str, Any] = {"self.get_device_status": {"audio_speaker": {"volume": 70}}}
 
+    def answer(name: str) -> Callable[[dict[str, Any]], Any]:
+        return lambda _args: answers.get(name, True)
 
-def tools_list_result(cursor: str, with_user: bool, limit: int = 8000) -> tuple[str | None, str]:
-    """(result JSON or None, error message) following the firmware's page-size rule and inclusive cursor."""
-    tools = [t for t in PROBE_TOOLS if with_user or not t[3]]
-    names = [t[0] for t in tools]
-    start = 0
-    if cursor:
-        if cursor not in names:
-            return None, "Failed to add tool  because of payload size limit"
-        start = names.index(cursor)
-    out = '{"tools":['
-    added = 0
-    next_cursor = ""
-    for t in tools[start:]:
-        tj = tool_json(*t)
-        if len(out) + len(tj + ",") + 30 > limit:
-            next_cursor = t[0]
-            break
-        out += tj + ","
-        added += 1
-    if added == 0:
-        return None, f"Failed to add tool {next_cursor} because of payload size limit"
-    out = out[:-1] + "]"
-    if next_cursor:
-        out += f',"nextCursor":"{next_cursor}"'
-    return out + "}", ""
+    for name, desc, props, user in PROBE_TOOLS:
+        server.add(Tool(name, desc, [Prop(k, v["type"], v.get("default"), v.get("minimum"), v.get("maximum"))
+                                     for k, v in props.items()], answer(name), user))
+    return server
 
 
 @dataclass
@@ -82,6 +61,8 @@ class ProbeDevice:
     text_font: dict[str, Any] | None = None  # set: announce glyph_push with this text_font in the hello
     audio_frames: int = 0
     ws: aiohttp.ClientWebSocketResponse | None = None
+    mqtt: MqttUdpClient | None = None  # set by connect_mqtt: the MQTT + UDP transport instead of WebSocket
+    log_lines: list[str] = field(default_factory=list)  # the MQTT client's firmware-worded log lines
     session_id: str = ""
     texts: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     audio: list[tuple[float, framing.AudioFrame]] = field(default_factory=list)
@@ -90,24 +71,23 @@ class ProbeDevice:
     server_hello: dict[str, Any] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _reader: asyncio.Task[None] | None = None
+    _mcp: McpServer | None = None
 
     def ota_headers(self) -> dict[str, str]:
         """Headers of the OTA POST."""
         return ota.device_ota_headers(self.mac, self.uuid, "probe-board/1.2.0", "en-US")
 
     def system_info(self) -> str:
-        """A system-info body shaped like ``Board::GetSystemInfoJson`` (key order kept)."""
-        return (
-            f'{{"version":2,"language":"en-US","flash_size":16777216,"minimum_free_heap_size":"123456",'
-            f'"mac_address":"{self.mac}","uuid":"{self.uuid}","chip_model_name":"esp32s3",'
-            '"chip_info":{"model":9,"cores":2,"revision":2,"features":18},'
-            '"application":{"name":"xiaozhi","version":"1.2.0","compile_time":"Aug  8 2026T08:33:45Z",'
-            '"idf_version":"v5.5","elf_sha256":"' + "ab" * 32 + '"},'
-            '"partition_table": [{"label":"nvs","type":1,"subtype":2,"address":36864,"size":16384}],'
-            '"ota":{"label":"ota_0"},"display":{"monochrome":false,"width":240,"height":240},'
-            f'"board":{{"type":"probe","name":"probe-board","manufacturer":"xzbuild","ssid":"lab","rssi":-50,'
-            f'"channel":6,"ip":"127.0.0.1","mac":"{self.mac}"}}}}'
-        )
+        """A system-info body shaped like ``Board::GetSystemInfoJson`` (the shared builder, key order kept)."""
+        return ota.device_system_info(
+            language="en-US", flash_size=16777216, mac=self.mac, uuid=self.uuid, chip="esp32s3",
+            chip_info={"model": 9, "cores": 2, "revision": 2, "features": 18},
+            application={"name": "xiaozhi", "version": "1.2.0", "compile_time": "Aug  8 2026T08:33:45Z",
+                         "idf_version": "v5.5", "elf_sha256": "ab" * 32},
+            partitions=[{"label": "nvs", "type": 1, "subtype": 2, "address": 36864, "size": 16384}],
+            ota_label="ota_0", display=(False, 240, 240),
+            board={"type": "probe", "name": "probe-board", "manufacturer": "xzbuild", "ssid": "lab", "rssi": -50,
+                   "channel": 6, "ip": "127.0.0.1", "mac": self.mac})
 
     async def ota_check(self, http: aiohttp.ClientSession, ota_url: str) -> tuple[int, Any]:
         """POST the system info; returns (status, parsed JSON or raw text)."""
@@ -133,6 +113,43 @@ class ProbeDevice:
         self.server_hello = hello
         self.session_id = hello.get("session_id", "")
 
+    async def connect_mqtt(self, section: dict[str, Any], hello_timeout: float = 10.0, tls: Any = None) -> None:
+        """MQTT + UDP instead of WebSocket: connect the broker with the OTA reply's ``mqtt`` section, hello, UDP."""
+        self.version = 3
+        self.mqtt = MqttUdpClient(dict(section), self._log, on_json=self._on_mqtt_json, on_audio=self._on_udp_audio,
+                                  hello=mu.device_hello(glyph_push=self.text_font is not None, text_font=self.text_font),
+                                  hello_timeout_s=hello_timeout, tls=tls)
+        if not await self.mqtt.start():
+            raise ConnectionError(f"{self.mac}: MQTT connect failed: {self.log_lines[-1:]}")
+        if not await self.mqtt.open_audio_channel():
+            raise TimeoutError(f"{self.mac}: MQTT audio channel did not open: {self.log_lines[-3:]}")
+        self.hello_rtt_ms = self.mqtt.hello_rtt_ms
+        self.session_id = self.mqtt.session_id
+        self.server_hello = {"type": "hello", "transport": "udp", "session_id": self.session_id,
+                             "audio_params": {"sample_rate": self.mqtt.sample_rate,
+                                              "frame_duration": self.mqtt.frame_duration}}
+
+    def _log(self, level: str, tag: str, message: str) -> None:
+        self.log_lines.append(f"{level} {tag}: {message}")
+        self._changed.set()
+
+    def _on_mqtt_json(self, obj: dict[str, Any]) -> None:
+        if obj.get("type") == "mcp" and isinstance(obj.get("payload"), dict) and "method" in obj["payload"]:
+            asyncio.ensure_future(self._answer_mcp(obj["payload"]))
+        if obj.get("type") == "tts" and obj.get("state") == "start":
+            self.segments.append([])
+        self.texts.append((time.monotonic(), obj))
+        self._changed.set()
+
+    def _on_udp_audio(self, payload: bytes, timestamp: int) -> None:
+        now = time.monotonic()
+        self.audio_frames += 1
+        if self.keep_audio:
+            self.audio.append((now, framing.AudioFrame(3, payload, framing.TYPE_OPUS, timestamp)))
+        if self.segments:
+            self.segments[-1].append(now)
+        self._changed.set()
+
     async def _read(self) -> None:
         assert self.ws is not None
         async for msg in self.ws:
@@ -156,30 +173,17 @@ class ProbeDevice:
         self._changed.set()
 
     async def _answer_mcp(self, req: dict[str, Any]) -> None:
-        rid = req.get("id")
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            return  # the firmware drops non-numeric ids silently
-        method = req.get("method")
-        params = req.get("params") or {}
-        if method == "initialize":
-            payload = mcp.device_result(rid, '{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},'
-                                              '"serverInfo":{"name":"probe-board","version":"1.2.0"}}')
-        elif method == "tools/list":
-            result, err = tools_list_result(str(params.get("cursor", "")), bool(params.get("withUserTools")),
-                                            self.page_limit)
-            payload = mcp.device_result(rid, result) if result else mcp.device_error(rid, err)
-        elif method == "tools/call":
-            name = params.get("name")
-            if name == "self.get_device_status":
-                payload = mcp.device_result(rid, json.dumps(mcp.text_content('{"audio_speaker":{"volume":70}}')))
-            else:  # the firmware pastes the name unescaped: a quote in it yields invalid JSON, on purpose
-                payload = mcp.device_error(rid, f"Unknown tool: {name}")
-        else:
-            payload = mcp.device_error(rid, f"Method not implemented: {method}")
-        await self.send_text(messages.device_mcp(self.session_id, payload))
+        if self._mcp is None:
+            self._mcp = probe_mcp_server(self.page_limit)
+        payload = self._mcp.handle(req)  # None: the firmware stays silent (e.g. a non-numeric id)
+        if payload is not None:
+            await self.send_text(messages.device_mcp(self.session_id, payload))
 
     async def send_text(self, text: str) -> None:
-        """Send one text frame."""
+        """Send one text frame (an MQTT publish on the MQTT transport)."""
+        if self.mqtt is not None:
+            await self.mqtt.send_text(text)
+            return
         assert self.ws is not None
         await self.ws.send_str(text)
 
@@ -189,12 +193,15 @@ class ProbeDevice:
         await self.ws.send_bytes(data)
 
     async def send_audio(self, packets: list[bytes] | tuple[bytes, ...], frame_ms: int = 60, paced: bool = True) -> None:
-        """Stream Opus packets framed for the negotiated version, paced like a microphone."""
-        assert self.ws is not None
+        """Stream Opus packets framed for the negotiated version (encrypted UDP on MQTT), paced like a microphone."""
         pacer = FramePacer(frame_ms)
         for i, packet in enumerate(packets):
             if paced:
                 await pacer.wait()
+            if self.mqtt is not None:
+                self.mqtt.send_audio(packet, i * frame_ms)
+                continue
+            assert self.ws is not None
             await self.ws.send_bytes(framing.encode_frame(self.version, packet, timestamp_ms=i * frame_ms))
 
     async def wait_text(self, type_: str, timeout: float = 10.0, after: int = 0, **fields: Any) -> dict[str, Any]:
@@ -205,7 +212,7 @@ class ProbeDevice:
                 if obj.get("type") == type_ and all(obj.get(k) == v for k, v in fields.items()):
                     return obj
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or (self._reader is not None and self._reader.done()):
+            if remaining <= 0 or (self._reader is not None and self._reader.done() and self.mqtt is None):
                 raise TimeoutError(f"{self.mac}: no {type_} {fields} within {timeout} s")
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
@@ -220,7 +227,11 @@ class ProbeDevice:
         return out
 
     async def close(self) -> None:
-        """Drop the socket as the firmware does (no goodbye on WebSocket)."""
+        """Drop the socket as the firmware does (no goodbye on WebSocket; goodbye, then disconnect on MQTT)."""
+        if self.mqtt is not None:
+            if self.mqtt.is_audio_channel_opened():
+                await self.mqtt.close_audio_channel(send_goodbye=True)
+            await self.mqtt.stop()
         if self.ws is not None:
             await self.ws.close()
         if self._reader is not None:

@@ -145,7 +145,8 @@ class DeviceSession:
             for fut in self.mcp_pending.values():
                 fut.cancel()
 
-    async def _on_hello(self, data: str) -> None:
+    def parse_hello(self, data: str, transport: str = "websocket") -> messages.ClientHello:
+        """Record and validate the device's hello (any transport); ``SessionClosed`` if the firmware would not send it."""
         try:
             parsed = messages.parse_json_text(data)
         except messages.ProtocolError as exc:
@@ -153,9 +154,12 @@ class DeviceSession:
             raise SessionClosed(f"bad hello: {exc}") from None
         self.conn.record("rx", "text", parsed["type"], size=len(data.encode()), json_text=data)
         try:
-            hello = messages.validate_client_hello(parsed)
+            return messages.validate_client_hello(parsed, transport)
         except messages.ProtocolError as exc:
             raise SessionClosed(f"bad hello: {exc}") from None
+
+    async def _on_hello(self, data: str) -> None:
+        hello = self.parse_hello(data)
         if hello.version != self.version:
             raise SessionClosed(f"hello version {hello.version} differs from Protocol-Version {self.version}")
         self.hello = hello
@@ -227,6 +231,12 @@ class DeviceSession:
         except (framing.FrameError, OpusPacketError) as exc:
             self.conn.record("rx", "binary", "invalid", size=len(data))
             raise SessionClosed(f"bad audio frame: {exc}") from None
+        self.conn.record_audio("rx", len(data), self.version, len(frame.payload), frame.timestamp_ms, dur,
+                               "listening", self.listening)
+        self.count_uplink(dur)
+
+    def count_uplink(self, dur: float) -> None:
+        """Account one accepted uplink Opus packet of ``dur`` ms (any transport): jitter, audio seconds, turn."""
         now = time.monotonic()
         dev = self.conn.dev
         dev.audio_ms["rx"] += dur
@@ -234,8 +244,6 @@ class DeviceSession:
             gap_ms = (now - self.last_rx_audio[0]) * 1000.0
             dev.uplink_gap_jitter_ms.append(abs(gap_ms - self.last_rx_audio[1]))
         self.last_rx_audio = (now, dur)
-        self.conn.record_audio("rx", len(data), self.version, len(frame.payload), frame.timestamp_ms, dur,
-                               "listening", self.listening)
         if self.listening:
             self.heard_ms += dur
             turn = self.prof.turns[(self.turn_index - 1) % len(self.prof.turns)]

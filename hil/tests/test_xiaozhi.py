@@ -118,19 +118,26 @@ def test_abort_while_speaking(idle: Any, xz_server: Any, device_id: str) -> None
     idle.write("close\n")
 
 
-def test_reconnect_after_server_drop(idle: Any, xz_server: Any, device_id: str) -> None:
+def test_reconnect_after_server_drop(idle: Any, xz_server: Any, device_id: str, xz_lines: dict[str, str],
+                                    xz_transport: str) -> None:
     idle.write("listen\n")
-    first = idle.expect(line(r"WS: Session ID: ([A-Za-z0-9-]+)"), timeout=10).group(1)
+    first = idle.expect(line(xz_lines["session"]), timeout=10).group(1)
     idle.expect(line(r"State: connecting -> listening"), timeout=5)
     assert xz_server.drop_connections() >= 1
-    idle.expect(line(r"WS: Websocket disconnected"), timeout=10)
+    idle.expect(line(xz_lines["dropped"]), timeout=10)
     idle.expect(line(r"State: \w+ -> idle"), timeout=5)
     idle.write("listen\n")
-    second = idle.expect(line(r"WS: Session ID: ([A-Za-z0-9-]+)"), timeout=10).group(1)
+    second = idle.expect(line(xz_lines["session"]), timeout=10).group(1)
     assert second != first
     idle.expect(line(r"State: connecting -> listening"), timeout=5)
-    hellos = [r for r in xz_server.srv.transcript(device_id) if r.get("type") == "hello" and r.get("dir") == "rx"]
+    records = xz_server.srv.transcript(device_id)
+    hellos = [r for r in records if r.get("type") == "hello" and r.get("dir") == "rx"]
     assert len(hellos) >= 2
+    # the channel is the one the OTA reply selected: mqtt in the reply -> MQTT + UDP, never a WebSocket
+    reply = [r for r in records if r.get("type") == "ota" and r.get("dir") == "tx"][-1]
+    assert ("mqtt" in reply["json"]) == (xz_transport == "mqtt")
+    assert hellos[-1]["json"]["transport"] == ("udp" if xz_transport == "mqtt" else "websocket")
+    assert hellos[-1]["conn"].endswith("-mqtt" if xz_transport == "mqtt" else "-ws")
     idle.write("close\n")
 
 

@@ -68,6 +68,31 @@ def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.Mo
     assert sorted(s.get("name", "") for s in suites) == sorted(f"hil.{r['board']}" for r in got)
 
 
+def test_virtual_board_passes_the_suite_on_both_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Provisioned through an OTA reply with ``mqtt``, the board completes the same suite over MQTT + UDP."""
+    dist = matrix_dist(tmp_path / "project", monkeypatch)
+    junit, out = tmp_path / "junit.xml", tmp_path / "out"
+    proc = hil("run", "--virtual", "1", "--dist", str(dist), "--variant", "bread-compact-wifi", "--transport", "both",
+               "--junit", str(junit), "--out", str(out), "--json")
+    got = results(proc)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["transport"] for r in got] == ["websocket", "mqtt"]
+    for r in got:
+        tests = r["tests"]
+        assert isinstance(tests, dict) and tests["tests"] >= 6 and tests["failures"] == 0 and tests["errors"] == 0
+        print(f"{r['board']} [{r['transport']}]: whole suite {r['seconds']}s")
+    mqtt_dir = Path(str(got[1]["out_dir"]))
+    lines = [json.loads(x) for f in (mqtt_dir / "transcripts").rglob("*-mqtt.jsonl") for x in f.read_text().splitlines()]
+    assert {"text", "udp"} <= {rec["kind"] for rec in lines}  # both channels recorded
+    assert any(rec["kind"] == "udp" and rec["dir"] == "tx" and rec["type"] == "audio" for rec in lines)
+    assert not list((mqtt_dir / "transcripts").rglob("*-ws.jsonl"))  # the board never opened a WebSocket
+    serial = (mqtt_dir / "serial.log").read_bytes()  # the board's whole life: the WebSocket run came first
+    assert b"MQTT: Connected to endpoint" in serial
+    assert b"WS: Connecting" not in serial.split(b"MQTT: Connected to endpoint", 1)[1]
+    suites = sorted(s.get("name", "") for s in ET.parse(junit).getroot().findall("testsuite"))
+    assert suites == sorted([f"hil.{got[0]['board']}", f"hil.{got[0]['board']}.mqtt"])
+
+
 def test_wrong_chip_or_variant_is_refused_before_flashing(s3_build: Path, c3_build: Path, tmp_path: Path) -> None:
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"""\

@@ -21,11 +21,14 @@ from xzbuild.cli.hil import hil
 @click.option("--out", default="hil-out", show_default=True, help="per-board logs, transcripts and JUnit")
 @click.option("--wait", default=0.0, help="seconds to wait for leased boards to become free")
 @click.option("--hardware/--no-hardware", default=None, help="run tests marked hardware (default: only on real boards)")
+@click.option("--transport", type=click.Choice(["websocket", "mqtt", "both"]), default="websocket", show_default=True,
+              help="what the reference server's OTA reply hands out: WebSocket, MQTT + UDP (embedded broker), or "
+                   "both one after the other (results per board and transport)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON result per board")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str | None, builds: tuple[str, ...],
             board_ids: tuple[str, ...], jobs: int, junit: str | None, out: str, wait: float,
-            hardware: bool | None, as_json: bool, pytest_args: tuple[str, ...]) -> None:
+            hardware: bool | None, transport: str, as_json: bool, pytest_args: tuple[str, ...]) -> None:
     """Flash and test boards in parallel; extra arguments go to pytest (e.g. -k voice)."""
     import json
     import time
@@ -42,6 +45,7 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     )
     from xzbuild.errors import UserError
 
+    transports = ("websocket", "mqtt") if transport == "both" else (transport,)
     if bool(lab) == bool(virtual):
         raise UserError("choose the boards: --lab lab.yaml or --virtual N")
     dist_dir = Path(dist) if dist else (Path("dist") if Path("dist").is_dir() and not builds else None)
@@ -85,9 +89,10 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     if keeper is not None:
         with keeper:
             results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers,
-                               token=token)
+                               token=token, transports=transports)
     else:
-        results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers)
+        results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers,
+                           transports=transports)
     if junit:
         merge_junit(results, Path(junit))
     for r in results:
@@ -98,7 +103,8 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
             counts = f"{t.get('tests', 0)} tests, {t.get('failures', 0) + t.get('errors', 0)} failed" if t else ""
             if "flash_boot_session_s" in r.timings:
                 counts += f", flash+boot+session {r.timings['flash_boot_session_s']:.1f}s"
-            click.echo(f"{r.status.upper():<8} {r.board:<22} {r.variant:<28} {r.seconds:6.1f}s  {counts}"
+            board = r.board if len(transports) == 1 else f"{r.board} [{r.transport}]"
+            click.echo(f"{r.status.upper():<8} {board:<22} {r.variant:<28} {r.seconds:6.1f}s  {counts}"
                        + (f"\n         {r.message}" if r.message else ""))
     bad = [r for r in results if r.status != "passed"]
     if bad or not results:

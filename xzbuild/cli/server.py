@@ -25,10 +25,16 @@ import click
 @click.option("--idle-timeout", type=float, default=300.0, show_default=True, help="Close silent WebSockets (s).")
 @click.option("--max-frame", type=int, default=64 * 1024, show_default=True, help="Largest WebSocket frame (bytes).")
 @click.option("--max-body", type=int, default=64 * 1024, show_default=True, help="Largest HTTP body (bytes).")
+@click.option("--transport", type=click.Choice(["websocket", "mqtt", "both"]), default=None,
+              help="OTA reply for devices without their own scenario entry: websocket, mqtt (MQTT + UDP), or both "
+                   "sections (the firmware then picks MQTT). Default: the scenario's, else websocket.")
+@click.option("--mqtt-broker", default=None, metavar="URL",
+              help="Use this broker (mqtt[s]://user:password@host:port) instead of the embedded mosquitto.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every refused or closed connection.")
 def server(host: str, port: int, token: str | None, auth: str, scenario: Path | None, transcripts: Path | None,
            firmware_dir: Path | None, tls_cert: Path | None, tls_key: Path | None, tls_self_signed: bool,
-           idle_timeout: float, max_frame: int, max_body: int, verbose: bool) -> None:
+           idle_timeout: float, max_frame: int, max_body: int, transport: str | None, mqtt_broker: str | None,
+           verbose: bool) -> None:
     """Reference server: OTA/activation HTTP, WebSocket audio channel and MCP client for real or virtual boards.
 
     Point a lab build at it with CONFIG_OTA_URL="http://<this host>:<port>/xiaozhi/ota/".
@@ -55,12 +61,24 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
     from hil.server.security import is_loopback
 
     loaded = load_scenario(scenario) if scenario is not None else None
+    if transport is not None:
+        import dataclasses
+
+        from hil.server import Scenario
+
+        base = loaded or Scenario()
+        loaded = dataclasses.replace(base, default=dataclasses.replace(base.default, ota=transport))
+    if mqtt_broker is not None:
+        from hil.server.mqtt_gateway import parse_broker_url
+
+        parse_broker_url(mqtt_broker)  # a bad URL is a one-line error before anything starts
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
     if not is_loopback(host) and host not in ("localhost",) and not token:
         click.echo(f"warning: bound to {host} without --token: every non-loopback device will be refused", err=True)
     limits = Limits(max_body_bytes=max_body, max_frame_bytes=max_frame, idle_timeout_s=idle_timeout)
     srv = ReferenceServer(host, port, loaded, transcripts, token=token, auth=auth, tls_cert=tls_cert, tls_key=tls_key,
-                          tls_self_signed=tls_self_signed, firmware_dir=firmware_dir, limits=limits, tune_gc=True)
+                          tls_self_signed=tls_self_signed, firmware_dir=firmware_dir, limits=limits, tune_gc=True,
+                          mqtt=mqtt_broker or "auto")
 
     async def serve() -> None:
         try:
@@ -68,14 +86,16 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
         except OSError as exc:
             raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}; pick another --port") from None
         gc.freeze()  # start-up objects live forever: keep GC pauses out of audio pacing
-        click.echo(f"reference server: OTA {srv.ota_url}  WebSocket {srv.ws_url}")
+        stop = asyncio.Event()
+        # SIGTERM (e.g. from a CI runner) stops cleanly so open transcripts are finished (and the broker
+        # child ends); installed before the banner, which callers take as "ready"
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        click.echo(f"reference server: OTA {srv.ota_url}  WebSocket {srv.ws_url}"
+                   + (f"  MQTT {srv.mqtt_url}  UDP {srv.ctx.mqtt.udp.port}" if srv.mqtt_url else ""))
         if srv.tls_cert_path is not None:
             click.echo(f"TLS certificate: {srv.tls_cert_path}")
         if transcripts is not None:
             click.echo(f"transcripts: {transcripts}")
-        stop = asyncio.Event()
-        # SIGTERM (e.g. from a CI runner) stops cleanly so open transcripts are finished
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         try:
             await stop.wait()
         finally:
