@@ -8,7 +8,6 @@ reference server port; a virtual board is told that port as its OTA URL (a lab b
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -269,16 +268,12 @@ _CHILDREN: set[subprocess.Popen[bytes]] = set()
 _CHILDREN_LOCK = threading.Lock()
 
 
-def _die_with_parent() -> None:
-    """Runs in the suite's child process: the kernel kills it when this run dies (even by SIGKILL), so a
-    killed run never leaves a pytest process flashing a board another run is about to take."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _run_child(cmd: list[str], log: Any, env: dict[str, str]) -> int:
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]), env=env,
-                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    """Run the suite under :mod:`hil.lab.childguard`: when this run dies (even by SIGKILL) the suite and
+    its helpers die too, so a killed run never leaves a process flashing a board another run is taking."""
+    guarded = [sys.executable, "-m", "hil.lab.childguard", str(os.getpid()), "--", *cmd]
+    proc = subprocess.Popen(guarded if sys.platform.startswith("linux") else cmd, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]), env=env)
     with _CHILDREN_LOCK:
         _CHILDREN.add(proc)
     try:
@@ -297,7 +292,7 @@ def terminate_children() -> None:
         procs = list(_CHILDREN)
     for proc in procs:
         with contextlib.suppress(OSError):
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)  # the guard leads the suite's process group
 
 
 def _first_failure(junit: Path) -> str:
