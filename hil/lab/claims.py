@@ -18,6 +18,7 @@ from typing import Protocol
 
 from hil.lab.lease import Lease, LeaseKeeper, LeaseStore, default_holder, new_run_id
 from hil.lab.runner import Assignment, BoardResult
+from xzbuild.errors import UserError
 
 
 @dataclass
@@ -100,7 +101,14 @@ def run_claimed(backend: ClaimBackend, wants: list[Want], jobs: int, wait_s: flo
                 for want in list(pending):
                     if len(running) >= max(1, jobs):
                         break
-                    got = backend.try_claim(want)
+                    try:
+                        got = backend.try_claim(want)
+                    except UserError as exc:  # e.g. a place without a serial port: this board only
+                        pending.remove(want)
+                        backend.give_up(want)
+                        a = want.first
+                        results[want.key] = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", str(exc))
+                        continue
                     if got is not None:
                         pending.remove(want)
                         progress(f"claimed {got.board.id} for {got.build.variant}")

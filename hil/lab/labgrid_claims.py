@@ -117,10 +117,14 @@ class LabgridClaims:
         if state != "allocated" or name not in allocated:
             self._kick_if_stale(self.client.place(name))
             return None
+        place = self.client.place(name)
+        if place.serial() is None:
+            raise UserError(f"place {name}: no NetworkSerialPort matches it; add one with labgrid-client -p {name} "
+                            f"add-match EXPORTER/GROUP/NetworkSerialPort")
         try:
             self.client.acquire(name)
         except UserError:
-            return None
+            return None  # e.g. its resources are not published right now; holder() says so
         self.client.set_tags(name, {LEASE_TAG: lease_value(os.getpid(), self.seconds)})
         place = self.client.place(name)
         board = board_from_place(place)
@@ -156,9 +160,12 @@ class LabgridClaims:
         place = self.client.place(want.first.board.id)
         if place.acquired:
             return f"{place.name} acquired by {place.acquired} (labgrid)"
-        if place.reservation:
+        if place.reservation and place.reservation != want.state.get("token"):
             return f"{place.name} reserved for another client (reservation {place.reservation})"
-        return f"{place.name} not allocated to us yet"
+        if not place.present:
+            return (f"{place.name}: its NetworkSerialPort is not published by an exporter right now "
+                    f"(is labgrid-exporter running on its USB host?)")
+        return f"{place.name} not allocated to this run yet"
 
     def release(self, want: Want, assignment: Assignment) -> None:
         name = assignment.board.id

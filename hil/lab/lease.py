@@ -133,13 +133,13 @@ class LeaseKeeper:
 
     def _renew(self) -> None:
         while not self._stop.wait(self.seconds / 3):
-            for lease in self.leases:
+            for lease in list(self.leases):  # the run adds and drops leases meanwhile
                 self.store.renew(lease, self.seconds)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(5)
-        for lease in self.leases:
+        for lease in list(self.leases):
             self.store.release(lease.board, lease.run)
 
 

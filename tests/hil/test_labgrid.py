@@ -253,7 +253,8 @@ def test_backend_errors_have_file_and_line(tmp_path: Path, monkeypatch: pytest.M
     assert any(where in str(e) and message in str(e) for e in errors), [str(e) for e in errors]
 
 
-def test_boards_and_scan_list_the_coordinators_places(coordinator: tuple[str, Path], tmp_path: Path) -> None:
+def test_boards_scan_and_busy_places(coordinator: tuple[str, Path], builds: tuple[Path, Path],
+                                     tmp_path: Path) -> None:
     address, _ = coordinator
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"backend: labgrid\ncoordinator: {address}\n")
@@ -278,6 +279,15 @@ def test_boards_and_scan_list_the_coordinators_places(coordinator: tuple[str, Pa
         assert "vboards/ls-1/NetworkSerialPort/NetworkSerialPort (place ls-1): ESP32-C3" in scan.stdout
         assert "labgrid-client -p ls-1 set-tags chip=esp32c3 flash=16MB mac=24:ec:4a:00:00:01 psram=none" in scan.stdout
         assert "(place ls-2): in use; not probed" in scan.stdout
+        # a busy place is reported with its holder; a person's acquisition is never kicked
+        busy = subprocess.run(hil_cmd("run", "--lab", str(lab_file), "--board", "ls-2", "--build", str(builds[0]),
+                                      "--out", str(tmp_path / "busy"), "--json"), capture_output=True, text=True,
+                              timeout=120, cwd=REPO, check=False)
+        assert busy.returncode == 1, busy.stdout + busy.stderr
+        assert [(r["board"], r["status"], r["message"]) for r in results(busy.stdout)] == [
+            ("ls-2", "busy", f"ls-2 acquired by {socket.gethostname()}/bob (labgrid)")]
+        assert bob.place("ls-2").acquired == f"{socket.gethostname()}/bob"
+        assert bob.reservations() == []  # the waiting run cancelled its reservation
         bob.release("ls-2")
 
 
