@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hil.lab.inventory import CHIPS, SIZE, LabBoard
+from hil.lab.lease import process_alive
 from xzbuild.errors import UserError
 
 # gRPC's fork handlers would log a warning for every suite process `hil run` forks while the client's
@@ -128,14 +129,10 @@ def lease_value(pid: int, seconds: float) -> str:
     return f"{pid}@{socket.gethostname()}:{int(time.time() + seconds)}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def dead_run_owner(owner: str) -> bool:
+    """A reservation owner ``HOST/USER.hil<PID>`` of this host whose process is gone (a killed `hil run`)."""
+    m = re.match(r"^([^/]+)/.*\.hil(\d+)$", owner)
+    return m is not None and m.group(1) == socket.gethostname() and not process_alive(int(m.group(2)))
 
 
 def stale_reason(place: PlaceView, now: float | None = None) -> str | None:
@@ -152,7 +149,7 @@ def stale_reason(place: PlaceView, now: float | None = None) -> str | None:
         return None
     pid, host, expires = int(m.group(1)), m.group(2), int(m.group(3))
     now = time.time() if now is None else now
-    if host == socket.gethostname() and not _alive(pid):
+    if host == socket.gethostname() and not process_alive(pid):
         return f"its holder {place.acquired} (pid {pid} on {host}) is gone"
     if expires < now:
         return f"its holder {place.acquired} did not renew its lease (expired {int(now - expires)}s ago)"

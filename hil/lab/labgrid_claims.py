@@ -32,6 +32,7 @@ from hil.lab.labgrid_backend import (
     Coordinator,
     PlaceView,
     board_from_place,
+    dead_run_owner,
     kick_hint,
     lease_value,
     stale_reason,
@@ -96,9 +97,16 @@ class LabgridClaims:
                 with contextlib.suppress(UserError):
                     self.client.set_tags(name, {LEASE_TAG: lease_value(os.getpid(), self.seconds)})
 
-    def _kick_if_stale(self, place: PlaceView) -> None:
+    def _kick_if_stale(self, place: PlaceView, mine: str) -> None:
         reason = stale_reason(place)
         if reason is None:
+            if place.reservation and place.reservation != mine and not place.acquired:
+                # allocated to a reservation a killed run was still waiting on (it would expire in 60 s)
+                for token, owner, _places in self.client.reservations():
+                    if token == place.reservation and dead_run_owner(owner):
+                        self.client.cancel(token)
+                        self.progress(f"cancelled reservation {token} on {place.name}: its owner {owner} is gone "
+                                      f"(what `labgrid-client cancel-reservation {token}` does)")
             return
         done = self.client.kick(place)
         self.progress(f"stale acquisition of {place.name}: {reason}; {done} "
@@ -115,7 +123,7 @@ class LabgridClaims:
             want.state.pop("token")
             return None
         if state != "allocated" or name not in allocated:
-            self._kick_if_stale(self.client.place(name))
+            self._kick_if_stale(self.client.place(name), str(token))
             return None
         place = self.client.place(name)
         if place.serial() is None:

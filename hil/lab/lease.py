@@ -38,7 +38,8 @@ class Lease:
         return f"{self.board} leased by {who}, run {self.run}, {left}s left"
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -53,7 +54,7 @@ def is_stale(lease: Lease, now: float | None = None) -> bool:
     now = time.time() if now is None else now
     if lease.expires <= now:
         return True
-    return lease.pid is not None and lease.host == socket.gethostname() and not _alive(lease.pid)
+    return lease.pid is not None and lease.host == socket.gethostname() and not process_alive(lease.pid)
 
 
 class LeaseStore:

@@ -24,7 +24,7 @@ from imagefactory import make_build
 
 from hil.lab.export import running_coordinator, start_virtual_lab
 from hil.lab.inventory import load_lab
-from hil.lab.labgrid_backend import Coordinator, PlaceView, board_from_place, stale_reason
+from hil.lab.labgrid_backend import Coordinator, PlaceView, board_from_place, dead_run_owner, stale_reason
 from hil.lab.virtual import VirtualSpec
 from xzbuild.errors import UserError, UserErrors
 
@@ -213,6 +213,16 @@ def _cmdline_has(proc_dir: Path, text: str) -> bool:
 def test_stale_acquisitions(tags: dict[str, str], acquired: str | None, expect: str | None) -> None:
     reason = stale_reason(PlaceView("p", {"chip": "esp32s3", **tags}, acquired, None))
     assert (reason is None) if expect is None else (reason is not None and expect in reason), reason
+
+
+@pytest.mark.parametrize(("owner", "dead"), [
+    (f"{socket.gethostname()}/alice.hil999999999", True),
+    (f"{socket.gethostname()}/alice.hil{os.getpid()}", False),  # alive
+    ("other-host/alice.hil999999999", False),  # cannot tell from here: its reservation expires by itself
+    (f"{socket.gethostname()}/alice", False),  # a person's reservation
+])
+def test_dead_run_reservation_owners(owner: str, dead: bool) -> None:
+    assert dead_run_owner(owner) is dead
 
 
 @pytest.mark.parametrize(("tags", "message"), [
