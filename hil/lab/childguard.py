@@ -24,7 +24,8 @@ def _kill_group(*_: object) -> None:
 
 def main(argv: list[str]) -> int:
     parent, command = int(argv[0]), argv[2:] if argv[1:2] == ["--"] else argv[1:]
-    os.setpgid(0, 0)
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)  # `hil run` already starts the guard as a group leader
     signal.signal(signal.SIGTERM, _kill_group)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))

@@ -266,15 +266,19 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
 
 _CHILDREN: set[subprocess.Popen[bytes]] = set()
 _CHILDREN_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by terminate_children(): no new suite process starts after it
 
 
 def _run_child(cmd: list[str], log: Any, env: dict[str, str]) -> int:
     """Run the suite under :mod:`hil.lab.childguard`: when this run dies (even by SIGKILL) the suite and
     its helpers die too, so a killed run never leaves a process flashing a board another run is taking."""
     guarded = [sys.executable, "-m", "hil.lab.childguard", str(os.getpid()), "--", *cmd]
-    proc = subprocess.Popen(guarded if sys.platform.startswith("linux") else cmd, stdout=log,
-                            stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]), env=env)
     with _CHILDREN_LOCK:
+        if _STOPPING.is_set():
+            return 128 + signal.SIGTERM
+        linux = sys.platform.startswith("linux")
+        proc = subprocess.Popen(guarded if linux else cmd, stdout=log, stderr=subprocess.STDOUT,
+                                cwd=str(SUITE.parents[1]), env=env, process_group=0 if linux else None)
         _CHILDREN.add(proc)
     try:
         return proc.wait(900)
@@ -289,10 +293,14 @@ def _run_child(cmd: list[str], log: Any, env: dict[str, str]) -> int:
 def terminate_children() -> None:
     """Stop every running suite process (SIGTERM/SIGINT of `hil run`), before its boards are released."""
     with _CHILDREN_LOCK:
+        _STOPPING.set()
         procs = list(_CHILDREN)
     for proc in procs:
-        with contextlib.suppress(OSError):
+        try:
             os.killpg(proc.pid, signal.SIGKILL)  # the guard leads the suite's process group
+        except OSError:
+            with contextlib.suppress(OSError):
+                proc.kill()
 
 
 def _first_failure(junit: Path) -> str:

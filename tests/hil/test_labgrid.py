@@ -277,7 +277,7 @@ def test_boards_scan_and_busy_places(coordinator: tuple[str, Path], builds: tupl
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"backend: labgrid\ncoordinator: {address}\n")
     specs = [VirtualSpec(name="ls-1", chip="esp32c3", mac="24:ec:4a:00:00:01"), VirtualSpec(name="ls-2", chip="esp32s3")]
-    with start_virtual_lab(address, specs, ["a", None], [None, None]) as lab, Coordinator(address, user="bob") as bob:
+    with start_virtual_lab(address, specs, [builds[1].name, None], [None, None]) as lab, Coordinator(address, user="bob") as bob:
         bob.acquire("ls-2")
         bob.set_tags("ls-1", {"mac": "24:ec:4a:00:00:99"})  # the inventory now contradicts the chip
         proc = subprocess.run(hil_cmd("boards", "--lab", str(lab_file), "--probe", "--json"), capture_output=True,
@@ -307,6 +307,33 @@ def test_boards_scan_and_busy_places(coordinator: tuple[str, Path], builds: tupl
         assert bob.place("ls-2").acquired == f"{socket.gethostname()}/bob"
         assert bob.reservations() == []  # the waiting run cancelled its reservation
         bob.release("ls-2")
+        # the place's identity tags are checked against the chip before anything is written
+        refused = subprocess.run(hil_cmd("run", "--lab", str(lab_file), "--board", "ls-1", "--build", str(builds[1]),
+                                         "--out", str(tmp_path / "refused"), "--json"), capture_output=True,
+                                 text=True, timeout=120, cwd=REPO, check=False)
+        got = results(refused.stdout)
+        assert refused.returncode == 1 and [r["status"] for r in got] == ["refused"], refused.stdout + refused.stderr
+        assert "inventory MAC 24:ec:4a:00:00:99 differs from the chip's 24:ec:4a:00:00:01" in str(got[0]["message"])
+        assert lab.boards[0].board.flash.read(0, 0x10000) == b"\xff" * 0x10000  # nothing flashed
+        # SIGTERM: the suite is stopped, the place released, the reservation cancelled, the lease tag removed
+        bob.set_tags("ls-1", {"mac": "24:ec:4a:00:00:01"})
+        term = subprocess.Popen(hil_cmd("run", "--lab", str(lab_file), "--board", "ls-1", "--build", str(builds[1]),
+                                        "--out", str(tmp_path / "term")), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=REPO)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "term" / "ls-1" / "pytest.log").exists():  # the suite has started
+            assert time.monotonic() < deadline and term.poll() is None, term.communicate()
+            time.sleep(0.05)
+        assert bob.place("ls-1").acquired is not None and "hil_lease" in bob.place("ls-1").tags
+        term.send_signal(signal.SIGTERM)
+        try:
+            term.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            term.kill()
+            pytest.fail(f"hil run ignored SIGTERM: {term.communicate()}")
+        assert term.returncode == 128 + signal.SIGTERM
+        place = bob.place("ls-1")
+        assert place.acquired is None and "hil_lease" not in place.tags and bob.reservations() == []
 
 
 def test_serial_package_is_pyserials_after_install() -> None:
