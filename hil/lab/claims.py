@@ -34,6 +34,19 @@ class Want:
         return self.options[0]
 
 
+def one_per_build(wants: list[Want]) -> list[Want]:
+    """Merge the wants of one build into one that any of their boards satisfies (``--one-per-variant``)."""
+    merged: dict[str, Want] = {}
+    for want in wants:
+        for option in want.options:
+            key = option.build.variant
+            if key not in merged:
+                merged[key] = Want(key, [], {"variant": option.board.variant or key})
+            if option.board.variant == merged[key].state["variant"]:  # one reservation filter per want
+                merged[key].options.append(option)
+    return list(merged.values())
+
+
 class ClaimBackend(Protocol):
     def try_claim(self, want: Want) -> Assignment | None: ...
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hil.lab.claims import LocalClaims, Want, run_claimed
+from hil.lab.claims import LocalClaims, Want, one_per_build, run_claimed
 from hil.lab.identity import BuildFacts
 from hil.lab.inventory import Lab
 from hil.lab.lease import LeaseStore, default_holder
@@ -18,8 +18,12 @@ from xzbuild.errors import UserError
 
 def run_lab(inv: Lab, found: list[BuildFacts], board_ids: list[str], out_dir: Path, jobs: int, wait: float,
             hardware: bool | None, pytest_args: list[str],
-            progress: Callable[[str], None] = lambda _m: None) -> list[BoardResult]:
-    """Pair, claim (lease files or labgrid places), test and release the lab's boards."""
+            progress: Callable[[str], None] = lambda _m: None, one_per_variant: bool = False) -> list[BoardResult]:
+    """Pair, claim (lease files or labgrid places), test and release the lab's boards.
+
+    Every board that carries a built variant is tested, or with ``one_per_variant`` one (any free) board per
+    build: the first free candidate's lease, or a coordinator reservation filtered on ``variant=``.
+    """
     markers = "not hardware" if hardware is False else ""
     client = None
     if inv.backend == "labgrid":
@@ -37,6 +41,8 @@ def run_lab(inv: Lab, found: list[BuildFacts], board_ids: list[str], out_dir: Pa
     else:
         wants = [Want(a.board.id, [a]) for a in lab_assignments(inv, found, board_ids)]
         where = str(inv.path)
+    if one_per_variant:
+        wants = one_per_build(wants)
     if hardware is None and all(w.first.board.is_virtual for w in wants):
         markers = "not hardware"
     if not wants:

@@ -113,18 +113,26 @@ class LabgridClaims:
                       f"(what `{kick_hint(place.name)}` does)")
 
     def try_claim(self, want: Want) -> Assignment | None:
-        option = want.first
-        name = option.board.id
+        """Reserve (by name, or by variant tag for a one-per-variant want), then acquire what is allocated."""
+        names = [o.board.id for o in want.options]
         token = want.state.get("token")
         if token is None:
-            token = want.state["token"] = self.client.reserve({"name": name})
+            variant = want.state.get("variant")
+            filters = {"variant": str(variant)} if variant else {"name": names[0]}
+            token = want.state["token"] = self.client.reserve(filters)
         state, allocated = self.client.poll(str(token))
         if state in ("expired", "invalid"):
             want.state.pop("token")
             return None
-        if state != "allocated" or name not in allocated:
-            self._kick_if_stale(self.client.place(name), str(token))
+        if state != "allocated" or not allocated:
+            for candidate in names:
+                self._kick_if_stale(self.client.place(candidate), str(token))
             return None
+        name = allocated[0]
+        option = next((o for o in want.options if o.board.id == name), None)
+        if option is None:
+            raise UserError(f"the coordinator allocated place {name} for variant={want.state.get('variant')}, but "
+                            f"its tags do not describe a board for this build (see `xzbuild hil boards`)")
         place = self.client.place(name)
         if place.serial() is None:
             raise UserError(f"place {name}: no NetworkSerialPort matches it; add one with labgrid-client -p {name} "
@@ -165,7 +173,10 @@ class LabgridClaims:
                             f"{' '.join((proc.stderr or proc.stdout).split())[:300]}")
 
     def holder(self, want: Want) -> str:
-        place = self.client.place(want.first.board.id)
+        return "; ".join(self._holder(o.board.id, want) for o in want.options)
+
+    def _holder(self, name: str, want: Want) -> str:
+        place = self.client.place(name)
         if place.acquired:
             return f"{place.name} acquired by {place.acquired} (labgrid)"
         if place.reservation and place.reservation != want.state.get("token"):

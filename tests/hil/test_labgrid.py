@@ -120,15 +120,20 @@ def test_two_runs_at_once_never_share_a_board(exported: dict[str, object], build
             f"  - {{id: {b['place']}, port: '{b['url']}', chip: {b['tags']['chip']}, variant: {b['tags']['variant']}}}\n"
             for b in boards))
     started = time.monotonic()
-    # run 1 also runs the hardware-marked power-cycle test: through labgrid's power driver on a place
+    # each run tests each build on one board carrying its variant: an S3 place and the only C3 place.
+    # Run 1 also runs the hardware-marked power-cycle test, through labgrid's power driver on its places.
     hardware = {1: ["--hardware"] if backend == "labgrid" else [], 2: []}
-    runs = [hil_run(lab, builds, tmp_path / f"out{i}", "--wait", "240", "--jobs", "2", *hardware[i]) for i in (1, 2)]
+    runs = [hil_run(lab, builds, tmp_path / f"out{i}", "--one-per-variant", "--wait", "240", "--jobs", "2",
+                    *hardware[i]) for i in (1, 2)]
     outs = [p.communicate(timeout=400) for p in runs]
-    print(f"{backend}: two concurrent runs of 3 boards each took {time.monotonic() - started:.1f}s")
+    print(f"{backend}: two concurrent runs of 2 builds each took {time.monotonic() - started:.1f}s")
+    used: dict[int, dict[str, str]] = {}
     for index, (proc, (stdout, stderr)) in enumerate(zip(runs, outs, strict=True), start=1):
         assert proc.returncode == 0, stdout + stderr
         got = results(stdout)
-        assert sorted(str(r["board"]) for r in got) == PLACES
+        used[index] = {str(r["variant"]): str(r["board"]) for r in got}
+        assert sorted(used[index]) == sorted(b.name for b in builds), got
+        assert used[index][builds[1].name] == "lg-3"  # the only C3 board: the second run waited for it
         assert all(r["status"] == "passed" for r in got), got
         for r in got:
             tests = r["tests"]
@@ -136,17 +141,18 @@ def test_two_runs_at_once_never_share_a_board(exported: dict[str, object], build
             assert tests["tests"] >= 6, tests  # the whole suite, with either backend
             if hardware[index]:
                 assert tests["tests"] == 7 and tests["skipped"] == 0, tests  # power cycle via labgrid ran
-        if backend == "labgrid":
-            assert {str(r["place"]) for r in got} == set(PLACES)
-            assert {str(r["port"]) for r in got} == {str(b["url"]) for b in boards}  # the exported RFC2217 URLs
-    for i in (1, 2):
-        assert suite_names(tmp_path / f"out{i}" / "junit-all.xml") == [f"hil.{p}" for p in PLACES]
+            if backend == "labgrid":
+                assert r["place"] == r["board"]
+                assert r["port"] == next(b["url"] for b in boards if b["place"] == r["board"])  # exported RFC2217
+        # the run's JUnit file names the places it used
+        assert suite_names(tmp_path / f"out{index}" / "junit-all.xml") == sorted(f"hil.{p}" for p in used[index].values())
+    s3_places = {used[1][builds[0].name], used[2][builds[0].name]}
+    assert s3_places == {"lg-1", "lg-2"}, used  # the S3 runs took different boards: all three boards passed
     if backend == "labgrid":
         seq = acquisitions(Path(str(exported["log"])))
         assert sorted(seq) == PLACES
         assert_never_shared(seq)
-        holders = {h for events in seq.values() for k, h in events if k == "acquired"}
-        assert len(holders) == 2, holders  # both runs held every place, one after the other
+        assert len([k for k, _ in seq["lg-3"] if k == "acquired"]) == 2  # one run after the other
         with Coordinator(str(exported["address"])) as client:
             assert all(p.acquired is None for p in client.places())
             assert client.reservations() == []  # every reservation cancelled

@@ -23,12 +23,14 @@ from xzbuild.cli.hil import hil
 @click.option("--junit", default=None, help="write one merged JUnit file here")
 @click.option("--out", default="hil-out", show_default=True, help="per-board logs, transcripts and JUnit")
 @click.option("--wait", default=0.0, help="seconds to wait for busy boards (leased / acquired) to become free")
+@click.option("--one-per-variant", is_flag=True,
+              help="test each build on one free board carrying its variant instead of on every such board")
 @click.option("--hardware/--no-hardware", default=None, help="run tests marked hardware (default: only on real boards)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON result per board")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str | None, builds: tuple[str, ...],
             board_ids: tuple[str, ...], jobs: int, junit: str | None, out: str, wait: float,
-            hardware: bool | None, as_json: bool, pytest_args: tuple[str, ...]) -> None:
+            one_per_variant: bool, hardware: bool | None, as_json: bool, pytest_args: tuple[str, ...]) -> None:
     """Flash and test boards in parallel; extra arguments go to pytest (e.g. -k voice)."""
     import json
 
@@ -51,7 +53,7 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
         inv = load_lab(Path(lab or "lab.yaml"))
         with _stop_on_signals():
             results = run_lab(inv, found, list(board_ids), out_dir, jobs, wait, hardware, list(pytest_args),
-                              progress=_progress)
+                              progress=_progress, one_per_variant=one_per_variant)
     if junit:
         merge_junit(results, Path(junit))
     for r in results:
