@@ -166,24 +166,28 @@ def test_killed_run_is_kicked_and_the_waiting_run_completes(coordinator: tuple[s
     variants: list[str | None] = [builds[0].name, builds[0].name, builds[1].name]
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"backend: labgrid\ncoordinator: {address}\nlease_seconds: 30\n")
+    t0 = time.monotonic()
     with start_virtual_lab(address, specs, variants, ports) as lab, Coordinator(address) as watcher:
-        # the claim scenario needs flash + boot + one session per board, not the whole suite
-        subset = ["--", "-k", "boot_banner or voice_round_trip"]
+        print(f"T+{time.monotonic() - t0:.1f}s: virtual lab exported")
+        # the claim scenario needs flash + boot per board (the whole suite is the concurrency test's)
+        subset = ["--", "-k", "boot_banner"]
         doomed = hil_run(lab_file, builds, tmp_path / "doomed", "--jobs", "3", *subset)
         deadline = time.monotonic() + 60
         while sum(p.acquired is not None for p in watcher.places()) < 3:
             assert time.monotonic() < deadline and doomed.poll() is None, "the first run did not acquire the places"
             time.sleep(0.1)
+        print(f"T+{time.monotonic() - t0:.1f}s: first run holds the places")
         waiting = hil_run(lab_file, builds, tmp_path / "waiting", "--wait", "120", "--jobs", "3", *subset)
         # kill the first run while esptool writes a board: the bootloader is there, the app not yet
         while not any(h.board.flash.read(0x0, 4) != b"\xff" * 4 for h in lab.boards):
             assert time.monotonic() < deadline, "no board was being flashed"
             time.sleep(0.005)
+        print(f"T+{time.monotonic() - t0:.1f}s: killing the first run mid-flash")
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(10)
         killed_at = time.monotonic()
         stdout, stderr = waiting.communicate(timeout=300)
-        print(f"waiting run finished {time.monotonic() - killed_at:.1f}s after the kill")
+        print(f"T+{time.monotonic() - t0:.1f}s: waiting run finished {time.monotonic() - killed_at:.1f}s after the kill")
         assert waiting.returncode == 0, stdout + stderr
         got = results(stdout)
         assert sorted(str(r["board"]) for r in got) == PLACES and all(r["status"] == "passed" for r in got), got
