@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import logging
 import os
 import re
 import socket
@@ -35,7 +36,6 @@ from xzbuild.errors import UserError
 # threads are in gRPC; the children never use gRPC, so the handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 T = TypeVar("T")
-IDENTITY_TAGS = ("chip", "flash", "psram", "mac", "variant", "capabilities", "reset", "server_port")
 LEASE_TAG = "hil_lease"
 POWER_CLASSES = {"NetworkPowerPort", "PDUDaemonPort", "NetworkUSBPowerPort", "NetworkSiSPMPowerPort",
                  "TasmotaPowerPort", "NetworkYKUSHPowerPort"}
@@ -154,6 +154,15 @@ def stale_reason(place: PlaceView, now: float | None = None) -> str | None:
     if expires < now:
         return f"its holder {place.acquired} did not renew its lease (expired {int(now - expires)}s ago)"
     return None
+
+
+def _drop_unavailable(record: logging.LogRecord) -> bool:
+    """labgrid's client logs a refused connection on the root logger; we report it as one UserError line."""
+    return not (record.pathname.endswith(os.path.join("labgrid", "remote", "client.py"))
+                and str(record.msg).startswith("coordinator is unavailable"))
+
+
+logging.getLogger().addFilter(_drop_unavailable)
 
 
 class Coordinator:

@@ -28,7 +28,7 @@ def place_rows(client: Coordinator, probe_free: bool = False) -> list[dict[str, 
         serial = place.serial()
         presence = "no serial port" if serial is None else ("present" if serial[2] else "absent")
         row: dict[str, Any] = {"id": place.name, "presence": presence, "lease": holder_text(place),
-                               "power": place.power, "tags": place.tags,
+                               "power": place.power, "tags": place.tags, "comment": place.comment,
                                "reach": place.serial_url() if serial is not None else None}
         try:
             board = board_from_place(place)

@@ -354,3 +354,15 @@ def test_serial_package_is_pyserials_after_install() -> None:
 
     assert version("labgrid") == "26.0.1" and version("pyserial-labgrid")
     assert serial.__version__ == "3.5", "serial/ is pyserial-labgrid's: run `make install` (see the Makefile)"
+
+
+@pytest.mark.parametrize("command", [["boards"], ["scan"], ["run", "--build", "BUILD"]])
+def test_unreachable_coordinator_is_one_line(tmp_path: Path, builds: tuple[Path, Path], command: list[str]) -> None:
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(f"backend: labgrid\ncoordinator: 127.0.0.1:{free_port()}\n")  # nothing listens there
+    args = [str(builds[0]) if a == "BUILD" else a for a in command]
+    proc = subprocess.run(hil_cmd(*args, "--lab", str(lab_file)), capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot connect" in lines[0] and "is labgrid-coordinator running there?" in lines[0], lines
