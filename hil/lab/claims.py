@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from hil.lab.lease import Lease, LeaseKeeper, LeaseStore, default_holder, new_run_id
-from hil.lab.runner import Assignment, BoardResult
+from hil.lab.runner import Assignment, BoardResult, terminate_children
 from xzbuild.errors import UserError
 
 
@@ -145,6 +145,8 @@ def run_claimed(backend: ClaimBackend, wants: list[Want], jobs: int, wait_s: flo
                     backend.release(want, got)
                     results[want.key] = future.result()
         finally:
+            if running:  # aborted (signal, lost coordinator): no suite may go on with a released board
+                terminate_children()
             for want, got in running.values():
                 backend.release(want, got)
             for want in pending:

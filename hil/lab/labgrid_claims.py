@@ -33,6 +33,7 @@ from hil.lab.labgrid_backend import (
     PlaceView,
     board_from_place,
     dead_run_owner,
+    is_xzbuild_place,
     kick_hint,
     lease_value,
     stale_reason,
@@ -50,7 +51,7 @@ def labgrid_client_command(address: str, place: str, *args: str) -> list[str]:
 def labgrid_wants(client: Coordinator, lab: Lab, builds: list[BuildFacts], place_names: list[str],
                   progress: Callable[[str], None]) -> list[Want]:
     """One want per xzbuild place carrying a built variant (or the named places, paired with one build)."""
-    places = [p for p in client.places() if "chip" in p.tags]
+    places = [p for p in client.places() if is_xzbuild_place(p)]
     if place_names:
         known = {p.name: p for p in client.places()}
         missing = [n for n in place_names if n not in known]
