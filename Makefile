@@ -31,6 +31,11 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -U pip
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@# labgrid requires pyserial-labgrid, which installs into the same serial/ package as pyserial 3.5, so
+	@# whichever wheel lands last owns it. Make pyserial 3.5 (esptool's and pytest-embedded's) the owner:
+	@# the labgrid fork skips re-sending an RFC2217 option whose value did not change, which drops esptool's
+	@# repeated input purges on a real ser2net port; hil.vboard.fastserial already has the speed fix.
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall pyserial==3.5
 	@touch $(STAMP)
 
 $(NPM_STAMP): Makefile

@@ -6,6 +6,7 @@ describe boards this process spawns itself (see :mod:`hil.lab.virtual`).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +26,11 @@ LAB_SCHEMA: dict[str, Any] = {
     "title": "xzbuild HIL lab inventory",
     "type": "object",
     "additionalProperties": False,
-    "required": ["boards"],
     "properties": {
         "version": {"const": 1},
+        "backend": {"enum": ["local", "labgrid"],
+                    "description": "local: boards below + lease files; labgrid: places on the coordinator"},
+        "coordinator": {"type": "string", "description": "labgrid coordinator HOST:PORT (backend: labgrid)"},
         "locks": {"type": "string", "description": "lease directory (relative to lab.yaml)"},
         "lease_seconds": {"type": "integer", "minimum": 10, "description": "lease length; renewed while running"},
         "server": {"type": "object", "additionalProperties": False, "properties": {
@@ -101,6 +104,8 @@ class Lab:
     server_host: str = "127.0.0.1"
     server_port: int = 0
     server_token: str | None = None
+    backend: str = "local"
+    coordinator: str | None = None
 
     def board(self, board_id: str) -> LabBoard:
         for b in self.boards:
@@ -138,6 +143,17 @@ def load_lab(path: Path) -> Lab:
     if not isinstance(doc.data, dict):
         raise UserError("lab inventory must be a mapping with a 'boards' list", doc.location())
     errors = _schema_errors(doc)
+    backend = doc.data.get("backend", "local")
+    coordinator = doc.data.get("coordinator") or (os.environ.get("LG_COORDINATOR") if backend == "labgrid" else None)
+    if backend == "labgrid" and not coordinator:
+        errors.append(UserError("backend: labgrid needs the coordinator's address: add coordinator: HOST:PORT "
+                                "(or set LG_COORDINATOR)", doc.location("backend")))
+    if backend == "labgrid" and doc.data.get("boards"):
+        errors.append(UserError("boards: with backend: labgrid the boards are the coordinator's places (their tags "
+                                "carry chip, flash, mac, variant); remove boards: or use backend: local",
+                                doc.location("boards", key=True)))
+    if backend == "local" and "boards" not in doc.data:
+        errors.append(UserError("lab: 'boards' is a required property; add it", doc.location()))
     if errors:
         raise UserErrors(errors)
     boards: list[LabBoard] = []
@@ -173,7 +189,7 @@ def load_lab(path: Path) -> Lab:
     locks = path.parent / doc.data.get("locks", ".hil-locks")
     return Lab(path=path, boards=boards, locks=locks, lease_seconds=int(doc.data.get("lease_seconds", 600)),
                server_host=server.get("host", "127.0.0.1"), server_port=int(server.get("port", 0)),
-               server_token=server.get("token"))
+               server_token=server.get("token"), backend=backend, coordinator=coordinator)
 
 
 def mb(size: str | None) -> int:

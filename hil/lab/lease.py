@@ -38,7 +38,8 @@ class Lease:
         return f"{self.board} leased by {who}, run {self.run}, {left}s left"
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -53,7 +54,7 @@ def is_stale(lease: Lease, now: float | None = None) -> bool:
     now = time.time() if now is None else now
     if lease.expires <= now:
         return True
-    return lease.pid is not None and lease.host == socket.gethostname() and not _alive(lease.pid)
+    return lease.pid is not None and lease.host == socket.gethostname() and not process_alive(lease.pid)
 
 
 class LeaseStore:
@@ -133,13 +134,13 @@ class LeaseKeeper:
 
     def _renew(self) -> None:
         while not self._stop.wait(self.seconds / 3):
-            for lease in self.leases:
+            for lease in list(self.leases):  # the run adds and drops leases meanwhile
                 self.store.renew(lease, self.seconds)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(5)
-        for lease in self.leases:
+        for lease in list(self.leases):
             self.store.release(lease.board, lease.run)
 
 

@@ -7,13 +7,17 @@ reference server port; a virtual board is told that port as its OTA URL (a lab b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +41,9 @@ class Assignment:
     url: str
     server_port: int
     handle: VirtualHandle | None = None
+    place: str | None = None  # labgrid place name (backend: labgrid)
+    power_cycle: Callable[[], None] | None = None  # the place's power driver, when it has one
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the suite (labgrid holder)
 
 
 @dataclass
@@ -53,6 +60,8 @@ class BoardResult:
     out_dir: str = ""
     detected: dict[str, Any] = field(default_factory=dict)
     transport: str = "websocket"
+    place: str | None = None
+    port: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -208,8 +217,11 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
     board_out = (out / a.board.id / (transport if subdir else "")).resolve()  # pytest runs from the repo root
     board_out.mkdir(parents=True, exist_ok=True)
     result = BoardResult(a.board.id, a.build.variant, a.build.chip, "error", out_dir=str(board_out),
-                         transport=transport)
+                         transport=transport, place=a.place, port=a.url)
     try:
+        if a.power_cycle is not None:
+            a.power_cycle()  # a known state before anything talks to the chip
+            result.timings["power_cycle_s"] = round(time.monotonic() - started, 3)
         found = probe(a.url, reset=a.board.reset)
     except UserError as exc:
         result.message = str(exc)
@@ -222,7 +234,7 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
         return result
     facts = {"id": a.board.id, "chip": found.chip, "mac": found.mac, "variant": a.build.variant,
              "board_name": a.build.board_name, "version": a.build.version, "virtual": a.board.is_virtual,
-             "power": a.board.power, "capabilities": a.board.capabilities}
+             "power": a.board.power, "capabilities": a.board.capabilities, "place": a.place, "port": a.url}
     atomic_write_text(board_out / "board.json", json.dumps(facts, indent=2, sort_keys=True))
     build_dir = with_nvs_image(a.build.path, a.board.nvs_image, board_out / "build") if a.board.nvs_image else a.build.path
     cmd = [sys.executable, "-m", "pytest", str(SUITE), "-p", "hil.plugin", "--embedded-services", "esp,idf",
@@ -231,11 +243,11 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
            "--xz-server-port", str(a.server_port), "--xz-out", str(board_out),
            "--junitxml", str(board_out / "junit.xml"), "-o", f"junit_suite_name=hil.{a.board.id}",
            "--root-logdir", str(board_out / "logs"), "-o", "addopts=", "-p", "no:cacheprovider",
+           "-p", "no:labgrid",  # labgrid's pytest plugin has its own `target` fixture (pytest-embedded's wins)
            "-m", markers, "-q", "--timeout", "300", *(["--xz-server-token", token] if token else []),
            "--xz-transport", transport, *pytest_args]
     with open(board_out / "pytest.log", "wb") as log:
-        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=str(SUITE.parents[1]),
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=900, check=False)
+        returncode = _run_child(cmd, log, env={**os.environ, **a.env, "PYTHONUNBUFFERED": "1"})
     result.flashed = True
     if a.handle is not None:
         (board_out / "serial.log").write_bytes(bytes(a.handle.board.serial_log))
@@ -246,12 +258,51 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
         # The issue's budget: flash + boot (first test, incl. esptool) plus one protocol session.
         if FLASH_BOOT_TEST in times and SESSION_TEST in times:
             result.timings["flash_boot_session_s"] = round(times[FLASH_BOOT_TEST] + times[SESSION_TEST], 3)
-    ok = proc.returncode == 0 and result.tests.get("tests", 0) > 0
+    ok = returncode == 0 and result.tests.get("tests", 0) > 0
     result.status = "passed" if ok else "failed"
     if not ok:
-        result.message = _first_failure(junit) or f"pytest exited with {proc.returncode}; see {board_out / 'pytest.log'}"
+        result.message = _first_failure(junit) or f"pytest exited with {returncode}; see {board_out / 'pytest.log'}"
     result.seconds = round(time.monotonic() - started, 2)
     return result
+
+
+_CHILDREN: set[subprocess.Popen[bytes]] = set()
+_CHILDREN_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by terminate_children(): no new suite process starts after it
+
+
+def _run_child(cmd: list[str], log: Any, env: dict[str, str]) -> int:
+    """Run the suite under :mod:`hil.lab.childguard`: when this run dies (even by SIGKILL) the suite and
+    its helpers die too, so a killed run never leaves a process flashing a board another run is taking."""
+    guarded = [sys.executable, "-m", "hil.lab.childguard", str(os.getpid()), "--", *cmd]
+    with _CHILDREN_LOCK:
+        if _STOPPING.is_set():
+            return 128 + signal.SIGTERM
+        linux = sys.platform.startswith("linux")
+        proc = subprocess.Popen(guarded if linux else cmd, stdout=log, stderr=subprocess.STDOUT,
+                                cwd=str(SUITE.parents[1]), env=env, process_group=0 if linux else None)
+        _CHILDREN.add(proc)
+    try:
+        return proc.wait(900)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+    finally:
+        with _CHILDREN_LOCK:
+            _CHILDREN.discard(proc)
+
+
+def terminate_children() -> None:
+    """Stop every running suite process (SIGTERM/SIGINT of `hil run`), before its boards are released."""
+    with _CHILDREN_LOCK:
+        _STOPPING.set()
+        procs = list(_CHILDREN)
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the guard leads the suite's process group
+        except OSError:
+            with contextlib.suppress(OSError):
+                proc.kill()
 
 
 def _first_failure(junit: Path) -> str:

@@ -36,13 +36,15 @@ def _duration(text: str) -> int:
 @click.option("--probe", is_flag=True, help="connect to each free, present board with esptool and check its identity")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per board")
 def boards_cmd(lab: str, probe: bool, as_json: bool) -> None:
-    """List inventory boards with presence, identity facts and lease holder."""
-    import json
+    """List inventory boards (labgrid: places) with presence, identity facts and holder."""
     import os
 
     from hil.lab.lease import LeaseStore
 
     inv = _load(lab)
+    if inv.backend == "labgrid":
+        _echo_rows(_labgrid_rows(inv, probe), probe, as_json)
+        return
     store = LeaseStore(inv.locks)
     rows = []
     for b in inv.boards:
@@ -61,6 +63,20 @@ def boards_cmd(lab: str, probe: bool, as_json: bool) -> None:
         if probe:
             row["identity"] = _probe_identity(b) if lease is None and present != "absent" else "not probed"
         rows.append(row)
+    _echo_rows(rows, probe, as_json)
+
+
+def _labgrid_rows(inv: Any, probe: bool) -> list[dict[str, Any]]:
+    from hil.lab.labgrid_backend import Coordinator
+    from hil.lab.labgrid_listing import place_rows
+
+    with Coordinator(inv.coordinator) as client:
+        return place_rows(client, probe_free=probe)
+
+
+def _echo_rows(rows: list[dict[str, Any]], probe: bool, as_json: bool) -> None:
+    import json
+
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, sort_keys=True))
@@ -68,6 +84,7 @@ def boards_cmd(lab: str, probe: bool, as_json: bool) -> None:
     for row in rows:
         click.echo(f"{row['id']:<20} {row['chip']:<9} {row['flash']:<5} {row['presence']:<8} "
                    f"{row['variant'] or '-':<28} {row['lease'] or 'free'}"
+                   + (f"\n{'':<20} {row['error']}" if row.get("error") else "")
                    + (f"\n{'':<20} identity: {row['identity']}" if probe else ""))
 
 
@@ -112,12 +129,23 @@ def _usb_present(board: Any) -> bool:
 
 @hil.command("scan")
 @click.option("--port", "ports", multiple=True, help="also probe this port/URL (repeatable), e.g. rfc2217://host:4000")
+@click.option("--lab", default=None, help="with backend: labgrid, probe the serial ports the coordinator publishes")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of lab.yaml entries")
-def scan_cmd(ports: tuple[str, ...], as_json: bool) -> None:
-    """Probe attached serial ports with esptool and propose lab.yaml entries (chip, MAC, flash id)."""
+def scan_cmd(ports: tuple[str, ...], lab: str | None, as_json: bool) -> None:
+    """Probe attached serial ports with esptool and propose lab.yaml entries (chip, MAC, flash id).
+
+    With a labgrid lab: probe every free NetworkSerialPort on the coordinator and print the
+    labgrid-client commands that make it a place with its identity tags.
+    """
     import json
 
     import yaml
+
+    if lab is not None:
+        inv = _load(lab)
+        if inv.backend == "labgrid":
+            _scan_coordinator(inv.coordinator, as_json)
+            return
     from serial.tools import list_ports
 
     from hil.lab.identity import probe
@@ -164,6 +192,30 @@ def scan_cmd(ports: tuple[str, ...], as_json: bool) -> None:
             click.echo(f"  # {found.description}, flash id 0x{found.flash_id:06x}, {', '.join(found.features)}")
             item = yaml.safe_dump([entry], sort_keys=False).rstrip()
             click.echo("\n".join(f"  {line}" for line in item.splitlines()))
+
+
+def _scan_coordinator(address: str, as_json: bool) -> None:
+    import json
+
+    from hil.lab.labgrid_backend import Coordinator
+    from hil.lab.labgrid_listing import scan_resources
+
+    with Coordinator(address) as client:
+        rows = scan_resources(client)
+    if not rows:
+        click.echo(f"no free NetworkSerialPort published on {address}", err=True)
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps(row, sort_keys=True))
+            continue
+        where = f"{row['resource']}" + (f" (place {row['place']})" if row["place"] else " (no place)")
+        if row.get("detected") is None:
+            click.echo(f"# {where}: {row.get('note', '')}")
+            continue
+        d = row["detected"]
+        click.echo(f"# {where}: {d['description']}, MAC {d['mac']}, flash id {d['flash_id']}")
+        for cmd in row["commands"]:
+            click.echo(cmd)
 
 
 @hil.command("lock")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -19,7 +22,9 @@ from xzbuild.cli.hil import hil
 @click.option("--jobs", "-j", default=2, show_default=True, help="boards tested in parallel")
 @click.option("--junit", default=None, help="write one merged JUnit file here")
 @click.option("--out", default="hil-out", show_default=True, help="per-board logs, transcripts and JUnit")
-@click.option("--wait", default=0.0, help="seconds to wait for leased boards to become free")
+@click.option("--wait", default=0.0, help="seconds to wait for busy boards (leased / acquired) to become free")
+@click.option("--one-per-variant", is_flag=True,
+              help="test each build on one free board carrying its variant instead of on every such board")
 @click.option("--hardware/--no-hardware", default=None, help="run tests marked hardware (default: only on real boards)")
 @click.option("--transport", type=click.Choice(["websocket", "mqtt", "both"]), default="websocket", show_default=True,
               help="what the reference server's OTA reply hands out: WebSocket, MQTT + UDP (embedded broker), or "
@@ -28,21 +33,14 @@ from xzbuild.cli.hil import hil
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str | None, builds: tuple[str, ...],
             board_ids: tuple[str, ...], jobs: int, junit: str | None, out: str, wait: float,
-            hardware: bool | None, transport: str, as_json: bool, pytest_args: tuple[str, ...]) -> None:
+            one_per_variant: bool, hardware: bool | None, transport: str, as_json: bool,
+            pytest_args: tuple[str, ...]) -> None:
     """Flash and test boards in parallel; extra arguments go to pytest (e.g. -k voice)."""
     import json
-    import time
 
     from hil.lab.inventory import load_lab
-    from hil.lab.lease import LeaseKeeper, LeaseStore, default_holder, new_run_id
-    from hil.lab.runner import (
-        BoardResult,
-        find_builds,
-        lab_assignments,
-        merge_junit,
-        run_all,
-        virtual_assignments,
-    )
+    from hil.lab.lab_run import run_lab
+    from hil.lab.runner import BoardResult, find_builds, merge_junit, run_all, virtual_assignments
     from xzbuild.errors import UserError
 
     transports = ("websocket", "mqtt") if transport == "both" else (transport,)
@@ -51,48 +49,19 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     dist_dir = Path(dist) if dist else (Path("dist") if Path("dist").is_dir() and not builds else None)
     found = find_builds(dist_dir, [Path(b) for b in builds], list(variants))
     out_dir = Path(out)
-    results: list[BoardResult] = []
-    host, token = "127.0.0.1", None
+    results: list[BoardResult]
     if virtual:
         assignments = virtual_assignments(found, virtual)
-        markers = "not hardware" if not hardware else ""
-        keeper = None
+        results = run_all(assignments, out_dir, jobs, pytest_args=list(pytest_args),
+                          markers="not hardware" if not hardware else "", transports=transports)
     else:
         inv = load_lab(Path(lab or "lab.yaml"))
-        host, token = inv.server_host, inv.server_token
-        candidates = lab_assignments(inv, found, list(board_ids))
-        if not candidates:
-            raise UserError(f"no board in {lab} carries any of the variants built: "
-                            f"{', '.join(sorted(b.variant for b in found))}")
-        store, run_id = LeaseStore(inv.locks), new_run_id()
-        deadline = time.monotonic() + wait
-        pending, assignments, leases = list(candidates), [], []
-        while True:
-            for a in list(pending):
-                lease = store.acquire(a.board.id, default_holder(), run_id, inv.lease_seconds, pid=__import__("os").getpid())
-                if lease is not None:
-                    assignments.append(a)
-                    leases.append(lease)
-                    pending.remove(a)
-            if not pending or time.monotonic() >= deadline:
-                break
-            time.sleep(0.5)
-        for a in pending:
-            holder = store.holder(a.board.id)
-            results.append(BoardResult(a.board.id, a.build.variant, a.build.chip, "busy",
-                                       holder.describe() if holder else "leased by another run"))
-            if a.handle is not None:
-                a.handle.close()
-        keeper = LeaseKeeper(store, leases, inv.lease_seconds)
-        only_virtual = all(a.board.is_virtual for a in assignments)
-        markers = "not hardware" if (hardware is False or (hardware is None and only_virtual)) else ""
-    if keeper is not None:
-        with keeper:
-            results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers,
-                               token=token, transports=transports)
-    else:
-        results += run_all(assignments, out_dir, jobs, host=host, pytest_args=list(pytest_args), markers=markers,
-                           transports=transports)
+        results = []
+        with _stop_on_signals():
+            for kind in transports:  # each transport a run of its own: boards are claimed again for each
+                results += run_lab(inv, found, list(board_ids), out_dir, jobs, wait, hardware, list(pytest_args),
+                                   progress=_progress, one_per_variant=one_per_variant, transport=kind,
+                                   subdir=len(transports) > 1)
     if junit:
         merge_junit(results, Path(junit))
     for r in results:
@@ -109,3 +78,24 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     bad = [r for r in results if r.status != "passed"]
     if bad or not results:
         raise click.exceptions.Exit(1)
+
+
+def _progress(message: str) -> None:
+    click.echo(f"hil: {message}", err=True)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM/SIGINT stop the suite processes first, then unwind (which releases every claimed board)."""
+    from hil.lab.runner import terminate_children
+
+    def stop(signum: int, _frame: object) -> None:
+        terminate_children()
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

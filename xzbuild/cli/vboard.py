@@ -18,8 +18,16 @@ import click
 @click.option("--flash-file", type=click.Path(dir_okay=False), default=None,
               help="keep the flash contents in this file across runs (saved on exit)")
 @click.option("--json", "as_json", is_flag=True, help="print the port as one JSON line")
+@click.option("--export", "coordinator", default=None, metavar="HOST:PORT",
+              help="publish the boards through a labgrid-exporter to this coordinator, one place per board")
+@click.option("--variant", "variants", multiple=True,
+              help="with --export: the variant board i carries (place tag variant=); repeat per board")
+@click.option("--server-port", default=0, show_default=True,
+              help="with --export: board i's OTA URL is http://127.0.0.1:(PORT+i)/xiaozhi/ota/ (place tag server_port)")
+@click.option("--exporter-name", default="vboards", show_default=True, help="with --export: the exporter's name")
 def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: str | None, name: str, ota_url: str,
-           flash_file: str | None, as_json: bool) -> None:
+           flash_file: str | None, as_json: bool, coordinator: str | None, variants: tuple[str, ...],
+           server_port: int, exporter_name: str) -> None:
     """Run virtual boards until interrupted; prints each rfc2217:// URL (one line per board).
 
     \b
@@ -35,6 +43,11 @@ def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: 
 
     if len(chips) > 1 and (mac or flash_file):
         raise UserError("--mac and --flash-file describe one board; drop them or pass a single --chip")
+    if coordinator:
+        _export(coordinator, chips, flash_size, psram, name, variants, server_port, exporter_name, as_json)
+        return
+    if variants or server_port:
+        raise UserError("--variant and --server-port describe exported places; add --export HOST:PORT")
     handles = []
     try:
         for index, chip in enumerate(chips):
@@ -61,6 +74,39 @@ def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: 
     finally:
         for handle in handles:
             handle.close()
+
+
+def _export(coordinator: str, chips: tuple[str, ...], flash_size: str, psram: int, name: str,
+            variants: tuple[str, ...], server_port: int, exporter_name: str, as_json: bool) -> None:
+    import json
+    import signal
+    import threading
+
+    from hil.lab.export import start_virtual_lab
+    from hil.lab.virtual import VirtualSpec
+    from xzbuild.errors import UserError
+
+    if variants and len(variants) != len(chips):
+        raise UserError(f"--variant given {len(variants)} times for {len(chips)} boards; give one per --chip")
+    names = [name if len(chips) == 1 else f"{name}-{i + 1}" for i in range(len(chips))]
+    specs = [VirtualSpec(name=n, chip=c, flash=flash_size, psram_mb=psram) for n, c in zip(names, chips, strict=True)]
+    ports: list[int | None] = [server_port + i if server_port else None for i in range(len(chips))]
+    lab = start_virtual_lab(coordinator, specs, list(variants) or [None] * len(chips), ports,
+                            exporter_name=exporter_name)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        for handle, tags in zip(lab.boards, lab.tags, strict=True):
+            info = {"place": handle.spec.name, "url": handle.url, "tags": tags, "coordinator": coordinator}
+            click.echo(json.dumps(info, sort_keys=True) if as_json else
+                       f"place {handle.spec.name}: virtual {handle.spec.chip} on {handle.url}, exported by "
+                       f"{exporter_name} to {coordinator} (tags {' '.join(f'{k}={v}' for k, v in tags.items())})")
+        click.echo("ready (Ctrl-C to stop)", err=True)
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        lab.close()
 
 
 COMMANDS = [vboard]
