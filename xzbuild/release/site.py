@@ -133,12 +133,21 @@ def _offers(release: Release, variant: ReleasedVariant, page_dir: str) -> dict[s
                 offers[kind] = Offer(kind, None, "not offered: with this release's update manifest ESP Web Tools "
                                      "would erase the whole flash, settings included")
                 continue
-            if any(start <= offset < end for offset in behaviour.offsets for start, end in nvs):
+            base = release.dist / Path(manifest.path).parent
+            spans = [(offset, offset + _size(base / path)) for path, offset in behaviour.parts]
+            if any(lo < end and start < hi for lo, hi in spans for start, end in nvs):
                 offers[kind] = Offer(kind, None, "not offered: this release's update manifest writes over the "
                                      "settings (NVS) partition")
                 continue
         offers[kind] = Offer(kind, url)
     return offers
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 1  # missing parts are reported when the files are copied
 
 
 def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) -> int:

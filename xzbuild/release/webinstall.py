@@ -97,7 +97,7 @@ class InstallBehaviour:
     """What pressing Install with this manifest does to a xiaozhi board's flash."""
 
     asks_before_erasing: bool
-    offsets: tuple[int, ...]
+    parts: tuple[tuple[str, int], ...]  # (path relative to the manifest, flash offset)
 
     @property
     def erases_without_asking(self) -> bool:
@@ -108,6 +108,6 @@ class InstallBehaviour:
 def install_behaviour(manifest: dict[str, Any]) -> InstallBehaviour:
     """Read a manifest the way the installer does (``util/manifest.ts`` maps the deprecated skip flag)."""
     asks = bool(manifest.get("new_install_prompt_erase")) or bool(manifest.get("new_install_skip_erase"))
-    offsets = tuple(int(p.get("offset", 0)) for b in manifest.get("builds", []) if isinstance(b, dict)
-                    for p in b.get("parts", []) if isinstance(p, dict))
-    return InstallBehaviour(asks, offsets)
+    parts = tuple((str(p.get("path", "")), int(p.get("offset", 0))) for b in manifest.get("builds", [])
+                  if isinstance(b, dict) for p in b.get("parts", []) if isinstance(p, dict))
+    return InstallBehaviour(asks, parts)
