@@ -35,6 +35,7 @@ DISPLAY_KINDS = (("epaper", "e-paper"), ("display_mipi", "MIPI DSI LCD"), ("disp
 # Codec chips are named by their I2C address field in the model (``es8311_addr`` → ES8311).
 _CODEC_FIELD = re.compile(r"^([a-z]+\d+)_addr$")
 _WAKE_WORD = re.compile(r"^CONFIG_SR_WN_WN\w*?_([A-Z0-9]+?)(?:_TTS)?$")
+_OLED = re.compile(r"^CONFIG_OLED_([A-Z0-9]+)_(\d+)X(\d+)$")  # upstream's OLED panel choice, e.g. SSD1306_128X32
 _LANGUAGE = re.compile(r"^CONFIG_LANGUAGE_([A-Z]{2})_([A-Z]{2})$")
 DEFAULT_LANGUAGE = "zh-CN"  # upstream's Kconfig default when no LANGUAGE_* is set
 
@@ -67,8 +68,11 @@ def _enabled(sdk: dict[str, Any]) -> list[str]:
     return sorted(("CONFIG_" + k.removeprefix("CONFIG_")) for k, v in sdk.items() if v in (True, "y"))
 
 
-def display_text(hardware: dict[str, dict[str, Any]]) -> str:
-    """``"320×240 LCD"`` from the board's display parts; "" when the board has none."""
+def display_text(hardware: dict[str, dict[str, Any]], sdk: dict[str, Any]) -> str:
+    """``"320×240 LCD"`` from the board's display parts (an OLED from its sdkconfig choice); "" when none."""
+    for key in _enabled(sdk):
+        if m := _OLED.match(key):
+            return f"{m.group(2)}×{m.group(3)} OLED ({m.group(1)})"
     for part, kind in DISPLAY_KINDS:
         cfg = hardware.get(part)
         if cfg is None:
@@ -132,6 +136,6 @@ def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFa
     return VariantFacts(
         name=label, manufacturer=manufacturer or "—", chip=long_label if chip_variant else chip,
         chip_short=short_label if chip_variant else chip, chip_variant=chip_variant, chip_revision=rev_text,
-        flash=flash or "—", psram=psram or "—", display=display_text(hardware) or ("none" if model else "—"),
+        flash=flash or "—", psram=psram or "—", display=display_text(hardware, sdk) or ("none" if model else "—"),
         codec=codec_text(hardware) or "—", network=network_text(model) if model else "—",
         language=language_text(sdk), wake_word=wake_word_text(sdk) or "—")
