@@ -230,3 +230,19 @@ def test_hil_results_and_previews_are_shown(small_dist: Path, tmp_path: Path) ->
     assert (tmp_path / "site" / "previews" / "bread-compact-wifi.png").read_bytes() == \
         (previews / "bread-compact-wifi.png").read_bytes()
     assert 'src="../previews/bread-compact-wifi.png"' in html
+
+
+def test_reads_the_merged_release_of_the_workflow(dist: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """release.yml puts `matrix merge`'s manifest (build records) next to the variant dirs."""
+    assert main(["matrix", "merge", str(dist / "results.jsonl"), "-o", str(dist / "manifest.json")]) == 0
+    capsys.readouterr()
+    code, out, _ = run([*site_args(dist, tmp_path / "site"), "--json"], capsys)
+    assert code == 0
+    summary = json.loads(out)
+    records = [json.loads(p.read_text()) for p in sorted(dist.glob("*/release.json"))]
+    assert summary["variants"] == len(records)
+    assert summary["version"] == records[0]["project_version"]
+    assert summary["boards"] == len({r["board"] for r in records})
+    assert summary["text_bytes"] == sum(p.stat().st_size for p in (tmp_path / "site").rglob("*")
+                                        if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts)
