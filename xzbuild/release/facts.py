@@ -37,6 +37,9 @@ _CODEC_FIELD = re.compile(r"^([a-z]+\d+)_addr$")
 _WAKE_WORD = re.compile(r"^CONFIG_SR_WN_WN\w*?_([A-Z0-9]+?)(?:_TTS)?$")
 _OLED = re.compile(r"^CONFIG_OLED_([A-Z0-9]+)_(\d+)X(\d+)$")  # upstream's OLED panel choice, e.g. SSD1306_128X32
 _LANGUAGE = re.compile(r"^CONFIG_LANGUAGE_([A-Z]{2})_([A-Z]{2})$")
+# 4G modules by the prefix of their UART pins in the network part (other UART pins there are not modems).
+MODEMS = {"ml307": "ML307", "nt26": "NT26", "modem": "modem"}
+_MODEM_PIN = re.compile(r"^(ml307|nt26|modem)_(?:tx|rx)$")
 DEFAULT_LANGUAGE = "zh-CN"  # upstream's Kconfig default when no LANGUAGE_* is set
 
 
@@ -94,8 +97,13 @@ def codec_text(hardware: dict[str, dict[str, Any]]) -> str:
 def network_text(variant: Variant) -> str:
     """Wi-Fi, or the 4G module the board carries (the network part holds its UART pins)."""
     network = variant.board.hardware.get("network") or {}
-    modules = sorted({key.split("_")[0].upper() for key in network})
-    return f"4G ({', '.join(modules)}) + Wi-Fi" if modules else "Wi-Fi"
+    modules = sorted({MODEMS[m.group(1)] for key in network if (m := _MODEM_PIN.match(key))})
+    if not modules:
+        return "Wi-Fi"
+    # The board class (WifiBoard, Ml307Board, DualNetworkBoard) lives in the firmware's C++ sources, which the
+    # model does not import; a Wi-Fi board that also wires a modem is shown with both.
+    return f"4G ({', '.join(modules)}) + Wi-Fi" if variant.board.source_facts.wifi_board else \
+        f"4G ({', '.join(modules)})"
 
 
 def language_text(sdk: dict[str, Any]) -> str:
@@ -106,11 +114,26 @@ def language_text(sdk: dict[str, Any]) -> str:
     return DEFAULT_LANGUAGE
 
 
-def wake_word_text(sdk: dict[str, Any]) -> str:
-    """The WakeNet model's wake word (``CONFIG_SR_WN_WN9_NIHAOXIAOZHI_TTS`` → ``nihaoxiaozhi``)."""
-    if _sdk_get(sdk, "CONFIG_USE_WAKE_WORD_DETECT") == "n":
+# Kconfig `choice WAKE_WORD_TYPE` (upstream main/Kconfig.projbuild): the AFE engine is the default on these
+# targets when PSRAM is enabled; everywhere else the default is WAKE_WORD_DISABLED.
+AFE_DEFAULT_TARGETS = ("esp32s3", "esp32p4", "esp32s31")
+WAKE_ENGINES = ("CONFIG_USE_AFE_WAKE_WORD", "CONFIG_USE_ESP_WAKE_WORD", "CONFIG_USE_CUSTOM_WAKE_WORD")
+
+
+def wake_word_text(sdk: dict[str, Any], target: str = "") -> str:
+    """The wake word a build listens for: the WakeNet model (``SR_WN_WN9_NIHAOXIAOZHI_TTS`` → ``nihaoxiaozhi``),
+    the custom phrase, or ``none``; the engine is the explicit choice, else Kconfig's default for the target."""
+    on = set(_enabled(sdk))
+    if "CONFIG_WAKE_WORD_DISABLED" in on:
         return "none"
-    words = [m.group(1).lower() for key in _enabled(sdk) if (m := _WAKE_WORD.match(key))]
+    engine = next((e for e in WAKE_ENGINES if e in on), None)
+    if engine is None and target in AFE_DEFAULT_TARGETS and "CONFIG_SPIRAM" in on:
+        engine = "CONFIG_USE_AFE_WAKE_WORD"
+    if engine is None:
+        return "none"
+    if engine == "CONFIG_USE_CUSTOM_WAKE_WORD":
+        return str(_sdk_get(sdk, "CONFIG_CUSTOM_WAKE_WORD") or "custom").strip('"')
+    words = [m.group(1).lower() for key in sorted(on) if (m := _WAKE_WORD.match(key))]
     return ", ".join(words)
 
 
@@ -138,4 +161,4 @@ def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFa
         chip_short=short_label if chip_variant else chip, chip_variant=chip_variant, chip_revision=rev_text,
         flash=flash or "—", psram=psram or "—", display=display_text(hardware, sdk) or ("none" if model else "—"),
         codec=codec_text(hardware) or "—", network=network_text(model) if model else "—",
-        language=language_text(sdk), wake_word=wake_word_text(sdk) or "—")
+        language=language_text(sdk), wake_word=wake_word_text(sdk, target) or "—")
