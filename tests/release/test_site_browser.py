@@ -132,11 +132,30 @@ def test_pressing_install_loads_the_bundled_installer(site: Path, served: br.Ser
     page.wait_for_function("customElements.get('esp-web-install-button') !== undefined")
     br._source("src/connect.ts", ['import("./install-dialog.js")'])
     before = len(served.requests)
-    page.click("esp-web-install-button[data-kind=factory] button")
+    page.check(".revision-picker input[value=p4x]")
+    page.click("#espressif-esp32-p4x-function-ev-board esp-web-install-button[data-kind=factory] button")
     page.wait_for_function("customElements.get('ewt-install-dialog') !== undefined")
     fetched = [path for path, _ in served.requests[before:]]
     assert any(path.startswith("/static/esp-web-tools/install-dialog-") for path in fetched), fetched
     assert log.problems == []
+
+
+def _visible_installs(page: Any) -> list[str]:
+    return sorted(page.eval_on_selector_all(
+        "esp-web-install-button", "els => els.filter(e => e.checkVisibility()).map(e => e.dataset.variant)"))
+
+
+def test_p4_buttons_wait_for_the_chip_revision(served: br.Served, page: Any) -> None:
+    p4, p4x = "espressif-esp32-p4-function-ev-board", "espressif-esp32-p4x-function-ev-board"
+    page.goto(served.base + f"boards/{p4}.html", wait_until="load")
+    page.wait_for_function("customElements.get('esp-web-install-button') !== undefined")
+    assert _visible_installs(page) == []
+    assert page.is_visible(f"#{p4} .revision-gate") and page.is_visible(f"#{p4x} .revision-gate")
+    page.check(".revision-picker input[value=p4x]")
+    assert set(_visible_installs(page)) == {p4x}
+    assert "Not for your chip" in page.inner_text(f"#{p4} .revision-gate")
+    page.check(".revision-picker input[value=p4]")
+    assert set(_visible_installs(page)) == {p4}
 
 
 def _codec_boards() -> set[str]:
@@ -198,6 +217,7 @@ def test_screenshots_for_the_docs(served: br.Served, page: Any) -> None:
     page.goto(served.base + "index.html", wait_until="networkidle")
     catalog = page.screenshot(full_page=True)
     page.goto(served.base + "boards/espressif-esp32-p4-function-ev-board.html", wait_until="networkidle")
+    page.check(".revision-picker input[value=p4x]")
     board = page.screenshot(clip={"x": 0, "y": 0, "width": 1280, "height": 1100}, full_page=True)
     for name, data in (("release-site-catalog.png", catalog), ("release-site-board.png", board)):
         assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from xzbuild.model import Variant
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
-STATIC = ("site.css", "site.js")
+STATIC = ("site.css", "site.js", "board.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
 
 
