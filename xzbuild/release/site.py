@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import link_or_copy, replace_dir
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
@@ -176,16 +177,9 @@ def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) ->
         dst = stage / "fw" / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if not dst.exists():
-            _link_or_copy(src, dst)
+            link_or_copy(src, dst)
             total += src.stat().st_size
     return total
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
 
 
 def _downloads(variant: ReleasedVariant, page_dir: str) -> list[dict[str, Any]]:
@@ -291,7 +285,7 @@ def build_site(options: SiteOptions) -> SiteSummary:
                                                sort_keys=True, ensure_ascii=False) + "\n")
         text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
                    and "fw" not in p.relative_to(stage).parts)
-        _swap_in(stage, out)
+        replace_dir(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
@@ -301,16 +295,6 @@ def build_site(options: SiteOptions) -> SiteSummary:
     return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
                        text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
                        notes=notes)
-
-
-def _swap_in(stage: Path, final: Path) -> None:
-    trash = None
-    if final.exists():
-        trash = final.with_name(f".{final.name}.{os.getpid()}.old.tmp")
-        os.rename(final, trash)
-    os.rename(stage, final)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
 
 
 def summary_dict(summary: SiteSummary) -> dict[str, Any]:
