@@ -246,3 +246,18 @@ def test_reads_the_merged_release_of_the_workflow(dist: Path, tmp_path: Path,
     assert summary["boards"] == len({r["board"] for r in records})
     assert summary["text_bytes"] == sum(p.stat().st_size for p in (tmp_path / "site").rglob("*")
                                         if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts)
+
+
+def test_no_update_button_when_the_settings_partition_is_unknown(dist: Path, tmp_path: Path) -> None:
+    name = "bread-compact-wifi"
+    manifest = {"name": name, "version": "2.4.2", "new_install_prompt_erase": True,
+                "builds": [{"chipFamily": "ESP32-S3", "parts": [{"path": "xiaozhi.bin", "offset": 0x20000}]}]}
+    (dist / name / "webtools-update.json").write_text(json.dumps(manifest))
+    record_path = dist / name / "release.json"
+    record = json.loads(record_path.read_text())
+    record["files"] = [f for f in record["files"] if f["role"] != "partition-table"]
+    record_path.write_text(json.dumps(record))
+    assert main(site_args(dist, tmp_path / "site")) == 0
+    board = page(tmp_path / "site" / "boards" / "bread-compact-wifi.html")
+    assert not [b for b in board.buttons if b["data-kind"] == "update" and b["data-variant"] == name]
+    assert "no readable partition table" in " ".join(board.text)

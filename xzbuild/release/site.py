@@ -103,18 +103,37 @@ def _model_variants(boards_dir: Path | None) -> dict[str, Variant]:
     return {v.full_name: v for v in load_boards(boards_dir).variants()}
 
 
-def _nvs_ranges(release: Release, variant: ReleasedVariant) -> list[tuple[int, int]]:
-    """Byte ranges of NVS partitions (settings, Wi-Fi credentials) from the variant's partition table."""
+def _nvs_ranges(release: Release, variant: ReleasedVariant) -> list[tuple[int, int]] | None:
+    """Byte ranges of NVS partitions (settings, Wi-Fi credentials) from the variant's partition table; None when
+    the release does not carry a readable table."""
     from xzbuild.partitions import parse_binary
 
     table = next((f for f in variant.files if f.role == "partition-table"), None)
     if table is None:
-        return []
+        return None
     try:
         parsed = parse_binary((release.dist / table.path).read_bytes(), table.path)
     except (OSError, UserError):
-        return []
+        return None
     return [(p.offset, p.end) for p in parsed if p.type_name == "data" and p.subtype_name == "nvs"]
+
+
+NOT_OFFERED = "Update from the browser is not offered: "
+
+
+def _update_refusal(release: Release, variant: ReleasedVariant, manifest: Manifest) -> str | None:
+    """Why the update manifest must not get a button (it would lose the settings), or None."""
+    behaviour = install_behaviour(manifest.data)
+    if behaviour.erases_without_asking:
+        return "with this release's update manifest ESP Web Tools would erase the whole flash, settings included."
+    nvs = _nvs_ranges(release, variant)
+    if nvs is None:
+        return "the release has no readable partition table to show that the update keeps the settings."
+    base = release.dist / Path(manifest.path).parent
+    spans = [(offset, offset + _size(base / path)) for path, offset in behaviour.parts]
+    if any(lo < end and start < hi for lo, hi in spans for start, end in nvs):
+        return "this release's update manifest writes over the settings (NVS) partition."
+    return None
 
 
 def _offers(release: Release, variant: ReleasedVariant, page_dir: str) -> dict[str, Offer]:
@@ -123,24 +142,12 @@ def _offers(release: Release, variant: ReleasedVariant, page_dir: str) -> dict[s
     for kind in ("factory", "update"):
         manifest: Manifest | None = variant.manifests.get(kind)
         if manifest is None:
-            offers[kind] = Offer(kind, None, note or ("no update manifest in this release" if kind == "update"
-                                                      else "no install manifest in this release"))
+            why = f"{note}." if note else f"this release has no {'update' if kind == 'update' else 'install'} manifest."
+            offers[kind] = Offer(kind, None, (NOT_OFFERED if kind == "update" else "Browser install is not offered: ") + why)
             continue
-        url = f"{page_dir}fw/{manifest.path}"
-        if kind == "update":
-            behaviour = install_behaviour(manifest.data)
-            nvs = _nvs_ranges(release, variant)
-            if behaviour.erases_without_asking:
-                offers[kind] = Offer(kind, None, "not offered: with this release's update manifest ESP Web Tools "
-                                     "would erase the whole flash, settings included")
-                continue
-            base = release.dist / Path(manifest.path).parent
-            spans = [(offset, offset + _size(base / path)) for path, offset in behaviour.parts]
-            if any(lo < end and start < hi for lo, hi in spans for start, end in nvs):
-                offers[kind] = Offer(kind, None, "not offered: this release's update manifest writes over the "
-                                     "settings (NVS) partition")
-                continue
-        offers[kind] = Offer(kind, url)
+        refusal = _update_refusal(release, variant, manifest) if kind == "update" else None
+        offers[kind] = Offer(kind, None, NOT_OFFERED + refusal) if refusal else \
+            Offer(kind, f"{page_dir}fw/{manifest.path}")
     return offers
 
 
@@ -290,8 +297,7 @@ def build_site(options: SiteOptions) -> SiteSummary:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     updates = sum(1 for v in views if v.offers["update"].url)
-    notes = sorted({f"{v.full_name}: update {v.offers['update'].note}" for v in views
-                    if v.offers["update"].note and v.offers["update"].note.startswith("not offered")})
+    notes = sorted({f"{v.full_name}: {v.offers['update'].note}" for v in views if v.offers["update"].note})
     return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
                        text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
                        notes=notes)
