@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from xzbuild.release.facts import codec_text, display_text, language_text, wake_word_text
+from xzbuild.release.facts import codec_text, display_text, language_text, p4_revision_family, wake_word_text
 
 DISPLAYS: list[tuple[str, dict[str, dict[str, Any]], dict[str, Any], str]] = [
     ("spi-lcd", {"display": {"width": 320, "height": 240}}, {}, "320×240 LCD"),
@@ -59,3 +59,19 @@ SDK_FACTS: list[tuple[str, str, dict[str, Any], str, str]] = [
 def test_language_and_wake_word(case: str, target: str, sdk: dict[str, Any], language: str, wake: str) -> None:
     assert language_text(sdk) == language
     assert wake_word_text(sdk, target) == wake
+
+
+# ESP-IDF writes the accepted chip revisions into the app header; upstream's P4 build (SELECTS_REV_LESS_V3)
+# accepts v1.0-v2.99, the P4X build v3.0 and later (what the stand-in's release records say, too).
+REVISIONS = [
+    ("p4", "esp32p4", {"min": "v1.0", "max": "v2.99"}, "p4"),
+    ("p4x", "esp32p4", {"min": "v3.0", "max": "v3.99"}, "p4x"),
+    ("any-revision", "esp32p4", {"min": "v0.0", "max": "v99.99"}, ""),
+    ("not-p4", "esp32s3", {"min": "v0.0", "max": "v0.99"}, ""),
+    ("missing", "esp32p4", None, ""),
+]
+
+
+@pytest.mark.parametrize(("case", "target", "revision", "family"), REVISIONS, ids=[c[0] for c in REVISIONS])
+def test_p4_family_from_the_image_revision_range(case: str, target: str, revision: Any, family: str) -> None:
+    assert p4_revision_family(target, revision) == family

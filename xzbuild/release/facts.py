@@ -137,11 +137,29 @@ def wake_word_text(sdk: dict[str, Any], target: str = "") -> str:
     return ", ".join(words)
 
 
+def _rev_number(text: Any) -> float | None:
+    match = re.fullmatch(r"v(\d+)\.(\d+)", str(text or ""))
+    return int(match.group(1)) + int(match.group(2)) / 100 if match else None
+
+
+def p4_revision_family(target: str, revision: Any) -> str:
+    """``p4x`` / ``p4`` from an ESP32-P4 image's accepted chip revisions (min ≥ v3.0 / max < v3.0), else ""."""
+    if target != "esp32p4" or not isinstance(revision, dict):
+        return ""
+    low, high = _rev_number(revision.get("min")), _rev_number(revision.get("max"))
+    if low is not None and low >= 3:
+        return "p4x"
+    if high is not None and high < 3:
+        return "p4"
+    return ""
+
+
 def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFacts:
     """The catalog facts of one released variant; ``model`` is None when ``boards/`` does not know it."""
     target = str(released.get("target", ""))
     chip = CHIP_NAMES.get(target, target.upper())
-    chip_variant = str(released.get("chip_variant", "") or (model.chip_variant if model else "") or "")
+    chip_variant = str(released.get("chip_variant", "") or (model.chip_variant if model else "") or
+                       p4_revision_family(target, released.get("chip_revision")))
     long_label, short_label = CHIP_VARIANT_LABELS.get(chip_variant, (chip, chip))
     revision = released.get("chip_revision", {})
     rev_text = f"{revision.get('min', '?')} – {revision.get('max', '?')}" if isinstance(revision, dict) and \
@@ -149,8 +167,12 @@ def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFa
     sdk = dict(model.effective_sdkconfig) if model else {}
     sdk.update({"CONFIG_" + k.removeprefix("CONFIG_"): v for k, v in released.sdkconfig.items()})
     flash = str((released.get("flash_settings", {}) or {}).get("flash_size") or (model.flash_size if model else ""))
-    psram = "" if model is None and not sdk else ("yes" if model and model.psram or
-                                                  _sdk_get(sdk, "CONFIG_SPIRAM") in ("y", True) else "no")
+    built_psram = _sdk_get({"CONFIG_" + k.removeprefix("CONFIG_"): v for k, v in released.sdkconfig.items()},
+                           "CONFIG_SPIRAM")
+    if built_psram is not None:  # the build's own sdkconfig says what the image expects
+        psram = "yes" if built_psram in ("y", True) else "no"
+    else:
+        psram = ("yes" if model.psram else "no") if model else ""
     hardware = model.board.hardware if model else {}
     label = model.kconfig.label if model and model.kconfig else str(released.get("name", released.full_name))
     board_dir = str(released.get("board", ""))
