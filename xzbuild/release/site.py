@@ -297,7 +297,13 @@ def build_site(options: SiteOptions) -> SiteSummary:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     updates = sum(1 for v in views if v.offers["update"].url)
-    notes = sorted({f"{v.full_name}: {v.offers['update'].note}" for v in views if v.offers["update"].note})
+    by_reason: dict[str, list[str]] = {}
+    for v in views:
+        for offer in v.offers.values():
+            if offer.note:
+                by_reason.setdefault(offer.note, []).append(v.full_name)
+    notes = [f"{len(names)} variant(s): {reason} ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})"
+             for reason, names in sorted(by_reason.items())]
     return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
                        text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
                        notes=notes)
