@@ -261,3 +261,18 @@ def test_no_update_button_when_the_settings_partition_is_unknown(dist: Path, tmp
     board = page(tmp_path / "site" / "boards" / "bread-compact-wifi.html")
     assert not [b for b in board.buttons if b["data-kind"] == "update" and b["data-variant"] == name]
     assert "no readable partition table" in " ".join(board.text)
+
+
+def test_a_chip_without_a_web_installer_gets_downloads_only(dist: Path, tmp_path: Path) -> None:
+    """The release records why there is no manifest (ESP32-S31 has no ESP Web Tools chip family)."""
+    record_path = dist / "bread-compact-wifi" / "release.json"
+    record = json.loads(record_path.read_text())
+    record["webtools"] = {"factory": None, "update": None}
+    record["webtools_note"] = "ESP Web Tools has no chip family for esp32s31"
+    record_path.write_text(json.dumps(record))
+    assert main(site_args(dist, tmp_path / "site")) == 0
+    board = page(tmp_path / "site" / "boards" / "bread-compact-wifi.html")
+    assert not [b for b in board.buttons if b["data-variant"] == "bread-compact-wifi"]
+    text = " ".join(board.text)
+    assert "Browser install is not offered: ESP Web Tools has no chip family for esp32s31." in text
+    assert "merged-binary.bin" in text  # the downloads are still there
