@@ -26,7 +26,8 @@ def build_release(root: Path, variants: list[str] | None = None, jobs: int = 2) 
     env = standin_env(root / "standin.jsonl")
     proc = subprocess.run([sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", *names, "--jobs", str(jobs),
                            "--firmware", str(firmware), "--idf-version", "6.0.2", "--out", str(dist),
-                           "--cache-dir", str(root / "cache"), "--boards", str(REPO / "boards")],
+                           "--cache-dir", str(root / "cache"), "--boards", str(REPO / "boards"),
+                           "--base-url", "https://firmware.example/xiaozhi"],  # ota.json wants an absolute URL
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dist
