@@ -73,6 +73,7 @@ class Offer:
     kind: str
     url: str | None  # the manifest URL relative to the board page
     note: str | None = None
+    writes: tuple[str, ...] = ()  # file names the installer writes, in manifest order
 
 
 @dataclass
@@ -146,8 +147,9 @@ def _offers(release: Release, variant: ReleasedVariant, page_dir: str) -> dict[s
             offers[kind] = Offer(kind, None, (NOT_OFFERED if kind == "update" else "Browser install is not offered: ") + why)
             continue
         refusal = _update_refusal(release, variant, manifest) if kind == "update" else None
+        writes = tuple(Path(path).name for path, _ in install_behaviour(manifest.data).parts)
         offers[kind] = Offer(kind, None, NOT_OFFERED + refusal) if refusal else \
-            Offer(kind, f"{page_dir}fw/{manifest.path}")
+            Offer(kind, f"{page_dir}fw/{manifest.path}", writes=writes)
     return offers
 
 
