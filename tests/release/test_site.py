@@ -168,7 +168,15 @@ def _absolute_part(dist: Path) -> None:
     path.write_text(json.dumps(data))
 
 
+def _string_offset(dist: Path) -> None:
+    path = dist / "bread-compact-wifi" / "webtools-update.json"
+    data = json.loads(path.read_text())
+    data["builds"][0]["parts"][0]["offset"] = "0x10000"
+    path.write_text(json.dumps(data))
+
+
 ERROR_CASES = [
+    ("string-offset", _string_offset, [], "builds[0].parts[0].offset: expected an integer, got '0x10000'"),
     ("missing-part", _damage_part, [], "bread-compact-wifi/xiaozhi.bin: named here but missing from"),
     ("bad-manifest", _damage_manifest, [], "webtools-factory.json: not JSON"),
     ("no-records", _no_records, [], "no released variant (no */release.json)"),

@@ -109,10 +109,29 @@ def _manifests(dist: Path, record: dict[str, Any], vdir: Path) -> dict[str, Mani
             continue
         path = dist / rel
         data = _load_json(path)
-        if not isinstance(data, dict) or not isinstance(data.get("builds"), list):
-            raise UserError("not an ESP Web Tools manifest (no `builds` list)", Location(str(path)))
+        problem = _manifest_problem(data)
+        if problem:
+            raise UserError(f"not an ESP Web Tools manifest: {problem}", Location(str(path)))
         out[kind] = Manifest(kind, rel, data)
     return out
+
+
+def _manifest_problem(data: Any) -> str | None:
+    """The first field the installer could not use (it reads builds[].chipFamily and parts[].path/offset)."""
+    if not isinstance(data, dict) or not isinstance(data.get("builds"), list) or not data["builds"]:
+        return "expected an object with a non-empty `builds` list"
+    for i, build in enumerate(data["builds"]):
+        if not isinstance(build, dict) or not isinstance(build.get("chipFamily"), str):
+            return f"builds[{i}].chipFamily: expected a string"
+        parts = build.get("parts")
+        if not isinstance(parts, list) or not parts:
+            return f"builds[{i}].parts: expected a non-empty list"
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict) or not isinstance(part.get("path"), str):
+                return f"builds[{i}].parts[{j}].path: expected a string"
+            if not isinstance(part.get("offset"), int) or isinstance(part.get("offset"), bool):
+                return f"builds[{i}].parts[{j}].offset: expected an integer, got {part.get('offset')!r}"
+    return None
 
 
 def _find_preview(dist: Path, full_name: str, previews: Path | None) -> str | None:
@@ -120,6 +139,11 @@ def _find_preview(dist: Path, full_name: str, previews: Path | None) -> str | No
     if previews is not None:
         candidates += [previews / f"{full_name}.png", previews / full_name / "preview.png"]
     return next((str(p) for p in candidates if p.is_file()), None)
+
+
+def _count(counts: dict[str, Any], key: str) -> int:
+    value = counts.get(key, 0)
+    return value if isinstance(value, int) else 0
 
 
 def read_hil(paths: list[Path]) -> dict[str, list[HilResult]]:
@@ -144,7 +168,7 @@ def read_hil(paths: list[Path]) -> dict[str, list[HilResult]]:
             tests: dict[str, Any] = raw_tests if isinstance(raw_tests, dict) else {}
             by_variant.setdefault(data["variant"], []).append(HilResult(
                 board=str(data.get("board", "?")), status=str(data.get("status", "unknown")),
-                tests=int(tests.get("tests", 0)), failed=int(tests.get("failures", 0)) + int(tests.get("errors", 0)),
+                tests=_count(tests, "tests"), failed=_count(tests, "failures") + _count(tests, "errors"),
                 message=str(data.get("message") or "")))
     return by_variant
 
