@@ -183,6 +183,7 @@ ERROR_CASES = [
     ("remote-part", _absolute_part, [], "part path 'https://example.com/fw.bin' is not relative to the manifest"),
     ("bad-date", None, ["--date", "1st of May"], "--date '1st of May': expected YYYY-MM-DD"),
     ("no-web-tools", None, ["--web-tools", "{tmp}/nowhere"], "not an esp-web-tools package"),
+    ("no-previews-dir", None, ["--previews", "{tmp}/nowhere"], "--previews {tmp}/nowhere: no such directory"),
 ]
 
 
@@ -194,7 +195,7 @@ def test_bad_input_is_one_line_and_writes_nothing(dist: Path, tmp_path: Path, ca
     out = tmp_path / "site"
     code, _, err = run(site_args(dist, out, *[e.format(tmp=tmp_path) for e in extra]), capsys)
     assert code != 0
-    assert message in err
+    assert message.format(tmp=tmp_path) in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -284,3 +285,11 @@ def test_a_chip_without_a_web_installer_gets_downloads_only(dist: Path, tmp_path
     text = " ".join(board.text)
     assert "Browser install is not offered: ESP Web Tools has no chip family for esp32s31." in text
     assert "merged-binary.bin" in text  # the downloads are still there
+
+
+def test_unwritable_output_is_one_line(small_dist: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(site_args(small_dist, blocker / "site"), capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "choose another --out" in err

@@ -42,8 +42,11 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, pr
             datetime.date.fromisoformat(date)
         except ValueError:
             raise UserError(f"--date {date!r}: expected YYYY-MM-DD") from None
-    summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
-                                     previews=previews, hil=hil, date=date, title=title))
+    try:
+        summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
+                                         previews=previews, hil=hil, date=date, title=title))
+    except OSError as exc:  # the output place (or a file being copied) is not writable or readable
+        raise UserError(f"{exc.filename or out}: {exc.strerror or exc}; choose another --out") from None
     if as_json:
         click.echo(json.dumps(summary_dict(summary), indent=2, sort_keys=True))
         return

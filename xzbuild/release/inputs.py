@@ -177,6 +177,8 @@ def read_release(dist: Path, previews: Path | None = None, hil: list[Path] | Non
     """Read every complete variant of ``dist`` (directories with ``release.json``), sorted by full name."""
     if not dist.is_dir():
         raise UserError(f"{dist}: no such directory; pass the --out dir of `xzbuild matrix build`")
+    if previews is not None and not previews.is_dir():
+        raise UserError(f"--previews {previews}: no such directory; pass the dir holding <full_name>.png files")
     top = dist / "manifest.json"
     manifest = _load_json(top) if top.is_file() else {}
     hil_by_variant = read_hil(hil or [])
