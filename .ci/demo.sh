@@ -2,6 +2,7 @@
 # `make demo`: the main job on the embedded defaults, offline, into ./demo-out.
 #   boards/ -> validate -> release matrix -> generated firmware sources -> asset bundle
 #   -> variant builds (idf.py stand-in: no ESP-IDF on this machine) -> release artifacts -> virtual-board HIL run
+#   -> the release site (catalog + browser flashing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 X="$PWD/.venv/bin/xzbuild"
@@ -43,6 +44,19 @@ PATH="$PWD/tests/standin:$PWD/.venv/bin:$PATH" \
 ls "$OUT/dist"
 
 step "Flash both onto virtual boards over RFC2217 and run the HIL suite against the reference server"
-$X hil run --virtual 2 --dist "$OUT/dist" --out "$OUT/hil" --junit "$OUT/hil/junit.xml"
+$X hil run --virtual 2 --dist "$OUT/dist" --out "$OUT/hil" --junit "$OUT/hil/junit.xml" --json \
+  > "$OUT/hil-results.jsonl"
+$PY -c "import json, sys
+for r in map(json.loads, open(sys.argv[1])):
+    t = r['tests']
+    print(f\"{r['status'].upper():<8} {r['board']:<22} {r['variant']:<38} {r['seconds']:6.1f}s  {t.get('tests', 0)} tests\")" \
+  "$OUT/hil-results.jsonl"
+
+step "The release as a web page: board catalog with Install/Update buttons (ESP Web Tools bundled from npm)"
+$X assets build bread-compact-wifi --out "$OUT/assets" >/dev/null
+mkdir -p "$OUT/previews"
+$X assets preview "$OUT/assets/bread-compact-wifi/assets.bin" -o "$OUT/previews/bread-compact-wifi.png"
+$X release site --dist "$OUT/dist" -o "$OUT/site" --previews "$OUT/previews" --hil "$OUT/hil-results.jsonl"
+echo "site: $PWD/$OUT/site/index.html (serve it: python3 -m http.server -d $OUT/site 8000, then open http://localhost:8000)"
 
 printf '\nDone: everything is under %s/\n' "$OUT"

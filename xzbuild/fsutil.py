@@ -56,3 +56,28 @@ def write_if_changed(path: str | os.PathLike[str], data: bytes | str) -> bool:
         pass
     atomic_write_bytes(target, raw)
     return True
+
+
+def replace_dir(stage: str | os.PathLike[str], final: str | os.PathLike[str]) -> None:
+    """Put the finished directory ``stage`` at ``final`` by renames: at every instant ``final`` is absent, the old
+    tree or the new one, never a mix. ``stage`` must be on the same file system (a sibling of ``final``)."""
+    import shutil
+
+    final_path = Path(final)
+    trash = None
+    if final_path.exists():
+        trash = final_path.with_name(f".{final_path.name}.{os.getpid()}.old.tmp")
+        os.rename(final_path, trash)
+    os.rename(stage, final_path)
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """Hard-link ``src`` to ``dst`` (both are write-once artifacts); copy the bytes across file systems."""
+    import shutil
+
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)

@@ -116,7 +116,7 @@ def test_ci_runs_the_project_entry_point() -> None:
 def test_release_workflow_consumes_the_matrix_it_is_given() -> None:
     wf = load_workflow("release.yml")
     jobs = wf["jobs"]  # type: ignore[index]
-    assert list(jobs) == ["prepare", "build", "release"]  # type: ignore[arg-type]
+    assert list(jobs)[:3] == ["prepare", "build", "release"]  # type: ignore[index]  (then the site jobs)
     prepare, build, release = jobs["prepare"], jobs["build"], jobs["release"]  # type: ignore[index]
     prepare_text = json.dumps(prepare)
     assert "xzbuild matrix github" in prepare_text and "--github-output" in prepare_text

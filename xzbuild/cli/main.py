@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, tuple[str, ...]] = {
     "hil": ("hil", "hil_run"),
     "matrix": ("matrix", "build"),
     "partitions": ("partitions",),
+    "release": ("release",),
     "server": ("server",),
     "vboard": ("vboard",),
 }

@@ -1,0 +1,60 @@
+"""`xzbuild release ...`: what is published from a build's output (the board catalog site)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.group("release")
+def release() -> None:
+    """Publish a release: the static board catalog with browser flashing."""
+
+
+@release.command("site")
+@click.option("--dist", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"), show_default=True,
+              help="Output dir of `xzbuild matrix build` (variant dirs with release.json, releases/*.zip).")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Site directory to write (replaced as a whole).")
+@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
+              show_default=True, help="Board files for display/codec/network facts (skipped if absent).")
+@click.option("--web-tools", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The esp-web-tools npm package dir (default: $XZBUILD_WEB_TOOLS, ./node_modules, .venv/npm).")
+@click.option("--previews", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Dir of asset previews (`assets preview` output) named <full_name>.png.")
+@click.option("--hil", "hil", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="`xzbuild hil run --json` output to show as verification (repeatable).")
+@click.option("--date", default=None, metavar="YYYY-MM-DD", help="Release date shown on the pages.")
+@click.option("--title", default="xiaozhi firmware", show_default=True, help="Site title.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, previews: Path | None,
+             hil: tuple[Path, ...], date: str | None, title: str, as_json: bool) -> None:
+    """Write a static catalog of DIST's variants with Install/Update buttons (ESP Web Tools bundled)."""
+    import datetime
+
+    from xzbuild.errors import UserError
+    from xzbuild.release.site import SiteOptions, build_site, summary_dict
+
+    if date is not None:
+        try:
+            datetime.date.fromisoformat(date)
+        except ValueError:
+            raise UserError(f"--date {date!r}: expected YYYY-MM-DD") from None
+    try:
+        summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
+                                         previews=previews, hil=hil, date=date, title=title))
+    except OSError as exc:  # the output place (or a file being copied) is not writable or readable
+        raise UserError(f"{exc.filename or out}: {exc.strerror or exc}; choose another --out") from None
+    if as_json:
+        click.echo(json.dumps(summary_dict(summary), indent=2, sort_keys=True))
+        return
+    for note in summary.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"{summary.out}/index.html: {summary.variants} variant(s) on {summary.boards} board page(s), "
+               f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB, "
+               f"firmware {summary.firmware_bytes / 1e6:.1f} MB; ESP Web Tools {summary.web_tools}")
+
+
+COMMANDS = [release]

@@ -1,0 +1,316 @@
+"""`xzbuild release site`: a static board catalog with one-click flashing, from a `matrix build` output dir.
+
+Layout of the site (every path relative, so it works from a Pages URL, a file server or a release artifact)::
+
+    index.html                      searchable catalog, one row per variant
+    boards/<board>.html             one page per board: its variants, Install / Update, downloads, preview, HIL
+    static/site.css, site.js        the catalog's style and search (no framework)
+    static/esp-web-tools/*.js       the ESP Web Tools browser bundle, copied from the npm package
+    fw/<dist path>                  manifests, images and zips, byte-identical to dist (hard links when possible)
+    previews/<variant>.png          asset-bundle previews, when given
+    site.json                       what was published: version, ESP Web Tools pin (version + integrity), variants
+
+The output is deterministic (no timestamps; the release date comes from ``--date``) and replaces OUT in one
+rename, so a reader sees the old site or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import link_or_copy, replace_dir
+from xzbuild.release.facts import VariantFacts, variant_facts
+from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
+from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
+
+if TYPE_CHECKING:
+    from xzbuild.model import Variant
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
+STATIC = ("site.css", "site.js", "board.js")
+TEXT_SUFFIXES = (".html", ".js", ".css")
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    """One `release site` request."""
+
+    dist: Path
+    out: Path
+    boards_dir: Path | None = Path("boards")
+    web_tools: Path | None = None
+    previews: Path | None = None
+    hil: tuple[Path, ...] = ()
+    date: str | None = None
+    title: str = "xiaozhi firmware"
+
+
+@dataclass
+class SiteSummary:
+    """What was written, for the CLI's summary line and ``--json``."""
+
+    out: str
+    version: str
+    boards: int
+    variants: int
+    text_bytes: int  # HTML + JS + CSS, excluding images and firmware
+    firmware_bytes: int
+    web_tools: str
+    update_paths: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Offer:
+    """One Install (factory) or Update button on a board page, or why it is not there."""
+
+    kind: str
+    url: str | None  # the manifest URL relative to the board page
+    note: str | None = None
+    writes: tuple[str, ...] = ()  # file names the installer writes, in manifest order
+
+
+@dataclass
+class VariantView:
+    """A variant as the templates see it."""
+
+    full_name: str
+    facts: VariantFacts
+    record: ReleasedVariant
+    board_page: str
+    offers: dict[str, Offer]
+    downloads: list[dict[str, Any]]
+    preview: str | None
+    search: str
+
+    @property
+    def fit(self) -> tuple[int, int, int]:
+        """(app bytes, slot bytes, percent of the slot used)."""
+        size, slot = int(self.record.get("app_size", 0)), int(self.record.get("app_partition_size", 0))
+        return size, slot, round(100 * size / slot) if slot else 0
+
+
+def _model_variants(boards_dir: Path | None) -> dict[str, Variant]:
+    if boards_dir is None or not boards_dir.is_dir():
+        return {}
+    from xzbuild.model import load_boards
+
+    return {v.full_name: v for v in load_boards(boards_dir).variants()}
+
+
+def _nvs_ranges(release: Release, variant: ReleasedVariant) -> list[tuple[int, int]] | None:
+    """Byte ranges of NVS partitions (settings, Wi-Fi credentials) from the variant's partition table; None when
+    the release does not carry a readable table."""
+    from xzbuild.partitions import parse_binary
+
+    table = next((f for f in variant.files if f.role == "partition-table"), None)
+    if table is None:
+        return None
+    try:
+        parsed = parse_binary((release.dist / table.path).read_bytes(), table.path)
+    except (OSError, UserError):
+        return None
+    return [(p.offset, p.end) for p in parsed if p.type_name == "data" and p.subtype_name == "nvs"]
+
+
+NOT_OFFERED = "Update from the browser is not offered: "
+
+
+def _update_refusal(release: Release, variant: ReleasedVariant, manifest: Manifest) -> str | None:
+    """Why the update manifest must not get a button (it would lose the settings), or None."""
+    behaviour = install_behaviour(manifest.data)
+    if behaviour.erases_without_asking:
+        return "with this release's update manifest ESP Web Tools would erase the whole flash, settings included."
+    nvs = _nvs_ranges(release, variant)
+    if nvs is None:
+        return "the release has no readable partition table to show that the update keeps the settings."
+    base = release.dist / Path(manifest.path).parent
+    spans = [(offset, offset + _size(base / path)) for path, offset in behaviour.parts]
+    if any(lo < end and start < hi for lo, hi in spans for start, end in nvs):
+        return "this release's update manifest writes over the settings (NVS) partition."
+    return None
+
+
+def _offers(release: Release, variant: ReleasedVariant, page_dir: str) -> dict[str, Offer]:
+    note = variant.get("webtools_note")
+    offers: dict[str, Offer] = {}
+    for kind in ("factory", "update"):
+        manifest: Manifest | None = variant.manifests.get(kind)
+        if manifest is None:
+            why = f"{note}." if note else f"this release has no {'update' if kind == 'update' else 'install'} manifest."
+            offers[kind] = Offer(kind, None, (NOT_OFFERED if kind == "update" else "Browser install is not offered: ") + why)
+            continue
+        refusal = _update_refusal(release, variant, manifest) if kind == "update" else None
+        writes = tuple(Path(path).name for path, _ in install_behaviour(manifest.data).parts)
+        offers[kind] = Offer(kind, None, NOT_OFFERED + refusal) if refusal else \
+            Offer(kind, f"{page_dir}fw/{manifest.path}", writes=writes)
+    return offers
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 1  # missing parts are reported when the files are copied
+
+
+def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) -> int:
+    """Copy what the variant's buttons and downloads fetch into ``stage/fw``; returns bytes copied."""
+    wanted: dict[str, Location] = {}
+    for manifest in variant.manifests.values():
+        wanted[manifest.path] = Location(str(release.dist / manifest.path))
+        base = Path(manifest.path).parent
+        for build in manifest.data.get("builds", []):
+            for part in build.get("parts", []) if isinstance(build, dict) else []:
+                path = part.get("path") if isinstance(part, dict) else None
+                if not isinstance(path, str) or "://" in path or path.startswith("/"):
+                    raise UserError(f"part path {path!r} is not relative to the manifest",
+                                    Location(str(release.dist / manifest.path)))
+                wanted[os.path.normpath(base / path)] = Location(str(release.dist / manifest.path))
+    for entry in variant.files:
+        wanted[entry.path] = Location(str(release.dist / variant.full_name / "release.json"))
+    zip_entry = variant.get("zip", {})
+    if isinstance(zip_entry, dict) and isinstance(zip_entry.get("path"), str):
+        wanted[zip_entry["path"]] = Location(str(release.dist / variant.full_name / "release.json"))
+    total = 0
+    for rel, where in sorted(wanted.items()):
+        src = release.dist / rel
+        if rel.startswith("..") or not src.is_file():
+            raise UserError(f"{rel}: named here but missing from {release.dist}; rebuild the variant", where)
+        dst = stage / "fw" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not dst.exists():
+            link_or_copy(src, dst)
+            total += src.stat().st_size
+    return total
+
+
+def _downloads(variant: ReleasedVariant, page_dir: str) -> list[dict[str, Any]]:
+    zip_entry = variant.get("zip", {})
+    rows = []
+    if isinstance(zip_entry, dict) and zip_entry.get("path"):
+        rows.append({"label": "Release zip (merged image, upstream layout)", "url": f"{page_dir}fw/{zip_entry['path']}",
+                     "name": Path(zip_entry["path"]).name, "size": zip_entry.get("size"),
+                     "sha256": zip_entry.get("sha256"), "offset": None})
+    labels = {"merged": "Merged image (flash at 0x0)", "app": "App image (OTA)", "bootloader": "Bootloader",
+              "partition-table": "Partition table", "otadata": "OTA data (initial)", "assets": "Assets bundle"}
+    order = list(labels)
+    for entry in sorted(variant.files, key=lambda f: (order.index(f.role) if f.role in order else len(order),
+                                                      f.path)):
+        rows.append({"label": labels.get(entry.role, entry.role), "url": f"{page_dir}fw/{entry.path}",
+                     "name": Path(entry.path).name, "size": entry.size, "sha256": entry.sha256,
+                     "offset": entry.offset if entry.role != "merged" else 0})
+    return rows
+
+
+def board_slug(board_dir: str) -> str:
+    """A board dir (``waveshare/esp32-p4-nano``) as a file name."""
+    return board_dir.replace("/", "-")
+
+
+def _views(release: Release, models: dict[str, Variant], stage: Path) -> tuple[list[VariantView], int]:
+    views, copied = [], 0
+    for variant in release.variants:
+        facts = variant_facts(variant, models.get(variant.full_name))
+        board = str(variant.get("board", variant.full_name))
+        preview = None
+        if variant.preview:
+            preview = f"previews/{variant.full_name}.png"
+            (stage / "previews").mkdir(exist_ok=True)
+            shutil.copyfile(variant.preview, stage / preview)
+        copied += _copy_tree_files(release, stage, variant)
+        search = " ".join([facts.name, variant.full_name, board, facts.manufacturer, facts.chip, facts.chip_short,
+                           str(variant.get("target", "")), facts.codec, facts.display, facts.network,
+                           facts.language, facts.wake_word]).lower()
+        views.append(VariantView(full_name=variant.full_name, facts=facts, record=variant,
+                                 board_page=f"boards/{board_slug(board)}.html",
+                                 offers=_offers(release, variant, "../"), downloads=_downloads(variant, "../"),
+                                 preview=preview, search=search))
+    return views, copied
+
+
+def _render(template: str, **context: Any) -> str:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["kib"] = lambda n: ("—" if not isinstance(n, int) else f"{n} B" if n < 1024 else
+                                    f"{n / 1024:,.0f} KiB")
+    env.filters["hex"] = lambda n: f"0x{int(n):x}" if isinstance(n, int) else "—"
+    return env.get_template(template).render(**context)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _site_record(options: SiteOptions, release: Release, web: WebTools, views: list[VariantView]) -> dict[str, Any]:
+    return {
+        "schema_version": 1, "title": options.title, "version": release.version, "date": options.date,
+        "esp_web_tools": {"version": web.version, "npm_integrity": web.npm_integrity,
+                          "files": {f"static/esp-web-tools/{k}": v for k, v in web.integrity().items()}},
+        "variants": [{"full_name": v.full_name, "board": v.record.get("board"), "page": v.board_page,
+                      "target": v.record.get("target"), "chip_variant": v.facts.chip_variant or None,
+                      "manifests": {k: (o.url or "").removeprefix("../") or None for k, o in v.offers.items()},
+                      "notes": {k: o.note for k, o in v.offers.items() if o.note}} for v in views],
+    }
+
+
+def build_site(options: SiteOptions) -> SiteSummary:
+    """Write the site for ``options.dist`` into ``options.out`` (replaced as a whole); returns a summary."""
+    out = options.out
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "site.json").is_file())):
+        raise UserError(f"{out}: exists and is not a site written by `xzbuild release site`; choose a new or "
+                        "empty directory")
+    web = find_web_tools(options.web_tools)
+    release = read_release(options.dist, options.previews, list(options.hil))
+    models = _model_variants(options.boards_dir)
+    stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    try:
+        views, firmware_bytes = _views(release, models, stage)
+        for name, data in web.files.items():
+            (stage / "static" / "esp-web-tools").mkdir(parents=True, exist_ok=True)
+            (stage / "static" / "esp-web-tools" / name).write_bytes(data)
+        for name in STATIC:
+            _write(stage / "static" / name, (TEMPLATES / name).read_text(encoding="utf-8"))
+        boards: dict[str, list[VariantView]] = {}
+        for view in views:
+            boards.setdefault(view.board_page, []).append(view)
+        common = {"title": options.title, "version": release.version, "date": options.date or "",
+                  "web": web, "integrity": web.integrity()}
+        _write(stage / "index.html", _render("catalog.html.j2", root="", views=views, boards=len(boards), **common))
+        for page, group in sorted(boards.items()):
+            _write(stage / page, _render("board.html.j2", root="../", views=group, **common))
+        _write(stage / "site.json", json.dumps(_site_record(options, release, web, views), indent=2,
+                                               sort_keys=True, ensure_ascii=False) + "\n")
+        text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
+                   and "fw" not in p.relative_to(stage).parts)
+        replace_dir(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    updates = sum(1 for v in views if v.offers["update"].url)
+    by_reason: dict[str, list[str]] = {}
+    for v in views:
+        for offer in v.offers.values():
+            if offer.note:
+                by_reason.setdefault(offer.note, []).append(v.full_name)
+    notes = [f"{len(names)} variant(s): {reason} ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})"
+             for reason, names in sorted(by_reason.items())]
+    return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
+                       text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
+                       notes=notes)
+
+
+def summary_dict(summary: SiteSummary) -> dict[str, Any]:
+    """The summary as JSON-ready data."""
+    return asdict(summary)
