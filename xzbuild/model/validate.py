@@ -85,6 +85,9 @@ def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
     if not board.hardware_loaded:
         return out  # loaded for the matrix only: `boards check` runs the hardware rules
     out.extend(_pin_rules(board))
+    from xzbuild.model.hwrefs import reference_errors
+
+    out.extend(reference_errors(board))
     from xzbuild.parts import count_hardware_markers
 
     if count_hardware_markers(board.config_h) > 1:
