@@ -133,6 +133,7 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
             problems.append("activation body must be {} (no serial number) or the hmac object")
         ctx.activate_attempts[device_id] += 1
         attempt = ctx.activate_attempts[device_id]
+        _bound_activation_state(ctx)
         conn.record("rx", "http", "activate", method=request.method, path=request.path, size=len(body),
                     headers=_kept_headers(request), json_obj=obj if isinstance(obj, dict) else None,
                     problems=problems, attempt=attempt)
@@ -145,6 +146,16 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         return web.Response(status=status, text="{}", content_type="application/json")
     finally:
         conn.close()
+
+
+def _bound_activation_state(ctx: ServerContext) -> None:
+    """Activation progress is per device id, which clients choose: forget the oldest beyond the device cap."""
+    cap = ctx.limits.max_devices
+    for key in list(ctx.activate_attempts)[: max(0, len(ctx.activate_attempts) - cap)]:
+        del ctx.activate_attempts[key]
+        ctx.activated.discard(key)
+    if len(ctx.activated) > cap:
+        ctx.activated.intersection_update(ctx.activate_attempts)
 
 
 def resolve_firmware(directory: Path | None, name: str) -> Path | None:

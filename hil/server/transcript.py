@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import queue
@@ -24,11 +25,18 @@ from xzbuild.fsutil import atomic_open
 
 log = logging.getLogger("hil.server")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
 def safe_name(device_id: str) -> str:
-    """A file-system-safe directory name for a device id (``aa:bb`` → ``aa-bb``)."""
-    return _UNSAFE.sub("-", device_id)[:64] or "unknown"
+    """A directory name for a device id that stays inside the transcripts directory: a MAC ``aa:bb:…`` becomes
+    ``aa-bb-…``; anything else keeps its safe characters (no leading dot, so never ``.`` or ``..``) plus a
+    short hash of the original, so two different ids never share a directory."""
+    if _MAC.match(device_id):
+        return device_id.replace(":", "-")
+    cleaned = _UNSAFE.sub("-", device_id).lstrip(".")[:48] or "device"
+    digest = hashlib.sha256(device_id.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{cleaned}-{digest}"
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -64,6 +72,28 @@ class DeviceLog:
     errors: list[str] = field(default_factory=list)
     mcp: dict[str, Any] = field(default_factory=lambda: {"tools": [], "user_tools": [], "calls": []})
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
+    evicted: int = 0  # oldest records dropped from memory (they are in the transcript files when enabled)
+    live: int = 0  # open connections: a device with live connections is never evicted
+    max_records: int = 20_000
+
+    def trim(self) -> None:
+        """Keep memory per device bounded: drop the oldest quarter of records (and of the sample lists) once
+        over the cap. Sequence numbers keep counting (``evicted`` + index)."""
+        if len(self.records) > self.max_records:
+            n = len(self.records) - self.max_records * 3 // 4
+            del self.records[:n]
+            self.evicted += n
+        for samples in (self.downlink_lateness_ms, self.uplink_gap_jitter_ms):
+            if len(samples) > self.max_records:
+                del samples[: len(samples) - self.max_records * 3 // 4]
+        if len(self.errors) > MAX_ERRORS:
+            del self.errors[: len(self.errors) - MAX_ERRORS // 2]
+        calls = self.mcp.get("calls")
+        if isinstance(calls, list) and len(calls) > MAX_ERRORS:
+            del calls[: len(calls) - MAX_ERRORS // 2]
+
+
+MAX_ERRORS = 200  # error lines (and MCP call results) kept per device; the transcript has them all
 
 
 _FRAME_KEYS = ("version", "payload_size", "timestamp_ms", "duration_ms")
@@ -160,9 +190,13 @@ class TranscriptWriter:
 class Recorder:
     """Owns the per-device logs and the transcript directory."""
 
-    def __init__(self, transcripts_dir: str | Path | None) -> None:
+    def __init__(self, transcripts_dir: str | Path | None, max_records_per_device: int = 20_000,
+                 max_devices: int = 2_000) -> None:
         self.dir = Path(transcripts_dir) if transcripts_dir is not None else None
-        self.devices: dict[str, DeviceLog] = {}
+        self.devices: dict[str, DeviceLog] = {}  # insertion order = least recently opened first
+        self.max_records = max_records_per_device
+        self.max_devices = max_devices
+        self.evicted_devices = 0
         self._conn_seq = 0
         self.t0 = time.monotonic()
         self.writer = TranscriptWriter() if self.dir is not None else None
@@ -177,13 +211,31 @@ class Recorder:
         """The log for ``device_id`` (created on first use)."""
         dev = self.devices.get(device_id)
         if dev is None:
-            dev = self.devices[device_id] = DeviceLog(device_id)
+            self._make_room()
+            dev = self.devices[device_id] = DeviceLog(device_id, max_records=self.max_records)
         return dev
 
-    def open_connection(self, device_id: str, kind: str) -> Connection:
-        """Start a transcript for one connection (``kind`` is ``ws`` or ``http``)."""
+    def _make_room(self) -> None:
+        """Before adding a device at the cap: forget the least recently opened devices without a live
+        connection (their transcripts stay on disk)."""
+        if len(self.devices) < self.max_devices:
+            return
+        for key in list(self.devices):
+            if len(self.devices) < self.max_devices * 3 // 4 + 1:
+                break
+            old = self.devices[key]
+            if old.live == 0 and not old.waiters:
+                del self.devices[key]
+                self.evicted_devices += 1
+
+    def open_connection(self, device_id: str, kind: str, persist: bool = True) -> Connection:
+        """Start a transcript for one connection (``kind`` is ``ws`` or ``http``). ``persist=False`` keeps
+        the records in memory only (a refused handshake must not create files named by its Device-Id)."""
         self._conn_seq += 1
-        return Connection(self, self.device(device_id), f"{self._conn_seq:05d}-{kind}")
+        dev = self.devices.pop(device_id, None)
+        if dev is not None:
+            self.devices[device_id] = dev  # most recently used last
+        return Connection(self, self.device(device_id), f"{self._conn_seq:05d}-{kind}", persist)
 
     def summary(self, device_id: str) -> dict[str, Any]:
         """Per-device summary: message counts, audio seconds each way, downlink pacing jitter, errors, MCP."""
@@ -211,13 +263,15 @@ class Recorder:
 class Connection:
     """The transcript of one WebSocket connection or HTTP request."""
 
-    def __init__(self, recorder: Recorder, dev: DeviceLog, name: str) -> None:
+    def __init__(self, recorder: Recorder, dev: DeviceLog, name: str, persist: bool = True) -> None:
         self.recorder = recorder
         self.dev = dev
         self.name = name
         self.t_open = time.monotonic()
-        self._writer = recorder.writer
+        self._writer = recorder.writer if persist else None
         dev.connections += 1
+        dev.live += 1
+        self._open = True
         self.path: Path | None = None
         if recorder.dir is not None and self._writer is not None:
             self.path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
@@ -233,7 +287,7 @@ class Connection:
         now = time.monotonic()
         dev = self.dev
         rec: dict[str, Any] = {
-            "seq": len(dev.records) + 1, "conn": self.name, "t": round(now - self.recorder.t0, 6),
+            "seq": dev.evicted + len(dev.records) + 1, "conn": self.name, "t": round(now - self.recorder.t0, 6),
             "dt": round(now - self.t_open, 6), "wall": round(time.time(), 6), "dir": direction, "kind": kind,
             "type": type_,
         }
@@ -250,6 +304,8 @@ class Connection:
         dev.counts[f"{direction}:{type_}"] += 1
         if kind == "error":
             dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
+        if len(dev.records) > dev.max_records or len(dev.errors) > MAX_ERRORS:
+            dev.trim()
         if self._writer is not None:
             head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"), default=str)
             self._writer.write(self.name, head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None
@@ -270,7 +326,7 @@ class Connection:
         now = time.monotonic()
         wall = time.time()
         dev = self.dev
-        seq = len(dev.records) + 1
+        seq = dev.evicted + len(dev.records) + 1
         t, dt = now - self.recorder.t0, now - self.t_open
         extra_text = ("true" if extra else "false") if isinstance(extra, bool) else f"{extra:.3f}"
         # stored unrounded (round() per field was a measurable share of the hot path); public_record rounds
@@ -280,6 +336,8 @@ class Connection:
                extra_key: extra}
         dev.records.append(rec)
         dev.counts[direction + ":audio"] += 1
+        if len(dev.records) > dev.max_records:
+            dev.trim()
         if self._writer is not None:
             self._writer.write(
                 self.name,
@@ -290,12 +348,18 @@ class Connection:
         self._wake(rec)
 
     def error(self, reason: str, **fields: Any) -> None:
-        """Record and log why this connection is being refused or closed."""
-        log.warning("%s %s: %s", self.dev.device_id, self.name, reason)
+        """Record and log (rate-limited: a flood of bad frames must not flood the log) why this connection is
+        being refused or closed."""
+        from hil.server.guard import WARNINGS
+
+        WARNINGS.warn("%s %s: %s", self.dev.device_id[:80], self.name, reason)
         self.record("event", "error", "error", reason=reason, **fields)
 
     def close(self) -> None:
         """Finish the transcript file (on the writer thread); later records stay in memory only."""
+        if self._open:
+            self._open = False
+            self.dev.live -= 1
         if self._writer is not None:
             self._writer.close(self.name)
             self._writer = None
