@@ -40,4 +40,4 @@ def range_problem(field_path: str, value: int) -> str | None:
     low, high = RANGES.get(field_path, DEFAULT_RANGE)
     if low <= value <= high:
         return None
-    return f"{value} is out of range; expected {low}..{high}"
+    return f"out of range; expected {low}..{high}"
