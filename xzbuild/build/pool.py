@@ -9,6 +9,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -181,9 +182,14 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
 
 
 def _os_reason(exc: OSError) -> str:
+    code, reason = exc.errno, exc.strerror
+    if code is None and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        # shutil.Error (copytree) carries a list of (src, dst, "[Errno N] reason: ...") tuples
+        m = re.search(r"\[Errno (\d+)\] ([^:]+)", str(exc.args[0][0][-1]))
+        code, reason = (int(m.group(1)), m.group(2)) if m else (None, "copying failed")
     hint = {errno.ENOSPC: "free disk space and run again", errno.EROFS: "choose a writable --out",
-            errno.EACCES: "check the permissions of --out"}.get(exc.errno or 0, "check --out and run again")
-    return f"{exc.strerror or exc}; {hint}"
+            errno.EACCES: "check the permissions of --out"}.get(code or 0, "check --out and run again")
+    return f"{reason or type(exc).__name__}; {hint}"
 
 
 def _warm_up() -> None:
