@@ -91,9 +91,9 @@ _ANSWERS: dict[bytes, tuple[bytes, Any]] = {
     rfc2217.SET_BAUDRATE: (rfc2217.SERVER_SET_BAUDRATE, lambda p: struct.pack("!I", p.baudrate)),
     rfc2217.SET_DATASIZE: (rfc2217.SERVER_SET_DATASIZE, lambda p: struct.pack("!B", p.bytesize)),
     rfc2217.SET_PARITY: (rfc2217.SERVER_SET_PARITY,
-                         lambda p: struct.pack("!B", rfc2217.RFC2217_REVERSE_PARITY[p.parity])),
+                         lambda p: struct.pack("!B", rfc2217.RFC2217_PARITY_MAP[p.parity])),
     rfc2217.SET_STOPSIZE: (rfc2217.SERVER_SET_STOPSIZE,
-                           lambda p: struct.pack("!B", rfc2217.RFC2217_REVERSE_STOPBITS[p.stopbits])),
+                           lambda p: struct.pack("!B", rfc2217.RFC2217_STOPBIT_MAP[p.stopbits])),
 }
 
 

@@ -173,10 +173,10 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         except OSError as exc:
             failed_writes.append(exc)
     if failed_writes:
-        exc = failed_writes[0]
+        first = failed_writes[0]
         kept = "; per-variant results so far are in .results.partial.jsonl" if \
             (out / ".results.partial.jsonl").is_file() else ""
-        raise UserError(f"cannot write {exc.filename or out}: {_os_reason(exc)}{kept}", Location(str(out)))
+        raise UserError(f"cannot write {first.filename or out}: {_os_reason(first)}{kept}", Location(str(out)))
     (out / ".results.partial.jsonl").unlink(missing_ok=True)
     return sorted(all_records, key=lambda r: r.full_name)
 
