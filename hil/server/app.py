@@ -77,7 +77,7 @@ class ReferenceServer:
         self._tls_self_signed = tls_self_signed
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         lim = limits or Limits()
-        recorder = Recorder(transcripts_dir, lim.max_records_per_device, lim.max_devices)
+        recorder = Recorder(transcripts_dir, lim.max_records_per_device, lim.max_devices, lim.max_records_total)
         self.ctx = ServerContext(self.scenario, recorder, token=token, auth_mode=auth,
                                  tls=bool(tls_cert or tls_self_signed), limits=lim, firmware_dir=fw)
         self.rate_limiter = guard.PeerRateLimiter(lim.peer_rate_per_s, lim.peer_burst)

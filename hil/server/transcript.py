@@ -74,7 +74,7 @@ class DeviceLog:
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
     evicted: int = 0  # oldest records dropped from memory (they are in the transcript files when enabled)
     live: int = 0  # open connections: a device with live connections is never evicted
-    max_records: int = 20_000
+    max_records: int = 10_000
 
     def trim(self) -> None:
         """Keep memory per device bounded: drop the oldest quarter of records (and of the sample lists) once
@@ -94,6 +94,7 @@ class DeviceLog:
 
 
 MAX_ERRORS = 200  # error lines (and MCP call results) kept per device; the transcript has them all
+IDLE_KEEP = 500  # records an idle device keeps once the server-wide budget is exceeded
 
 
 _FRAME_KEYS = ("version", "payload_size", "timestamp_ms", "duration_ms")
@@ -190,12 +191,13 @@ class TranscriptWriter:
 class Recorder:
     """Owns the per-device logs and the transcript directory."""
 
-    def __init__(self, transcripts_dir: str | Path | None, max_records_per_device: int = 20_000,
-                 max_devices: int = 2_000) -> None:
+    def __init__(self, transcripts_dir: str | Path | None, max_records_per_device: int = 10_000,
+                 max_devices: int = 500, max_records_total: int = 20_000) -> None:
         self.dir = Path(transcripts_dir) if transcripts_dir is not None else None
         self.devices: dict[str, DeviceLog] = {}  # insertion order = least recently opened first
         self.max_records = max_records_per_device
         self.max_devices = max_devices
+        self.max_records_total = max_records_total
         self.evicted_devices = 0
         self._conn_seq = 0
         self.t0 = time.monotonic()
@@ -227,6 +229,26 @@ class Recorder:
             if old.live == 0 and not old.waiters:
                 del self.devices[key]
                 self.evicted_devices += 1
+
+    def enforce_budget(self) -> None:
+        """Keep all devices' records near ``max_records_total``: devices without a live connection (least
+        recently opened first) keep only their last ``IDLE_KEEP`` records. Live devices are bounded by
+        ``max_records`` each, the number of devices by ``max_devices``; summaries (counts, audio seconds,
+        pacing samples) stay. The transcript files on disk keep everything."""
+        total = sum(len(d.records) for d in self.devices.values())
+        if total <= self.max_records_total:
+            return
+        idle = [d for d in self.devices.values() if d.live == 0 and not d.waiters]
+        for dev in idle:
+            if total <= self.max_records_total:
+                return
+            n = len(dev.records) - IDLE_KEEP
+            if n > 0:
+                del dev.records[:n]
+                dev.evicted += n
+                total -= n
+                for samples in (dev.downlink_lateness_ms, dev.uplink_gap_jitter_ms):
+                    del samples[: max(0, len(samples) - IDLE_KEEP)]
 
     def open_connection(self, device_id: str, kind: str, persist: bool = True) -> Connection:
         """Start a transcript for one connection (``kind`` is ``ws`` or ``http``). ``persist=False`` keeps
@@ -360,6 +382,8 @@ class Connection:
         if self._open:
             self._open = False
             self.dev.live -= 1
+            if self.dev.live == 0:
+                self.recorder.enforce_budget()
         if self._writer is not None:
             self._writer.close(self.name)
             self._writer = None

@@ -218,3 +218,22 @@ def test_descriptor_exhaustion_is_logged(caplog: pytest.LogCaptureFixture) -> No
         for s in socks:
             s.close()
     assert any("file descriptors in use: new connections will be refused" in r.getMessage() for r in caplog.records)
+
+
+def test_server_wide_record_budget_trims_idle_devices_only() -> None:
+    from hil.server.transcript import IDLE_KEEP, Recorder
+
+    rec = Recorder(None, max_records_per_device=5_000, max_devices=100, max_records_total=3_000)
+    live = rec.open_connection("aa:00:00:00:00:01", "ws")
+    for n in range(4):
+        conn = rec.open_connection(f"aa:00:00:00:01:{n:02x}", "ws")
+        for i in range(1_000):
+            conn.record("rx", "text", "mcp", json_text=f'{{"id":{i}}}')
+        conn.close()
+    for _ in range(2_000):
+        live.record("rx", "text", "listen", json_text='{"state":"start"}')
+    idle = [rec.devices[f"aa:00:00:00:01:{n:02x}"] for n in range(4)]
+    assert rec.devices["aa:00:00:00:00:01"].records[-1]["seq"] == 2_000  # the live device keeps everything
+    assert len(rec.devices["aa:00:00:00:00:01"].records) == 2_000
+    assert [len(d.records) for d in idle][:2] == [IDLE_KEEP, IDLE_KEEP]  # oldest idle ones trimmed first
+    assert all(d.records[-1]["seq"] == 1_000 and d.counts["rx:mcp"] == 1_000 for d in idle)  # counts stay
