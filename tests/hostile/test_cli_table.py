@@ -132,3 +132,46 @@ def test_hostile_cli_input(tmp_path: Path, repo_root: Path, monkeypatch: pytest.
     assert any(re.search(expected, line) for line in err.splitlines()), err
     if code:
         assert_clean_failure(got, err, expected)
+
+
+def test_broken_shared_partition_csv_is_reported_once_at_its_line(tmp_path: Path, repo_root: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.model.factory import make_board_tree
+
+    boards = make_board_tree(tmp_path, repo_root)
+    csv = boards / "partitions" / "v2" / "16m.csv"
+    lines = csv.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
+    lines[row] = lines[row].split(",")[0] + ", data, nvs, , twelve"
+    csv.write_text("\n".join(lines) + "\n")
+    code, _out, err = run_cli(["boards", "check", "--boards", str(boards)], capsys)
+    assert code == 1 and "Traceback" not in err
+    hits = [line for line in err.splitlines() if "16m.csv" in line]
+    assert len(hits) == 1, err  # three variants share the table: one line, at the CSV row
+    assert re.search(rf"16m\.csv:{row + 1}: invalid size 'twelve'", hits[0]), hits
+
+
+def test_select_on_the_work_tree_includes_untracked_board_files(tmp_path: Path, repo_root: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import subprocess
+
+    from tests.model.factory import make_board_tree
+
+    repo = tmp_path / "repo"
+    boards = make_board_tree(repo, repo_root)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@example.invalid", "-c", "user.name=t", "add", "-A")
+    git("-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "base")
+    new = (boards / "demo-wifi.yaml").read_text().replace("demo-wifi", "new-wifi").replace(
+        "DEMO_WIFI", "NEW_WIFI").replace("Demo Wi-Fi Board", "New Wi-Fi Board").replace("target_default: true",
+                                                                                        "target_default: false")
+    (boards / "new-wifi.yaml").write_text(new)  # written, not yet `git add`ed
+    code, out, err = run_cli(["matrix", "select", "--boards", str(boards), "--repo", str(repo), "--base", "HEAD",
+                              "--json"], capsys)
+    assert code == 0, err
+    assert [v["full_name"] for v in json.loads(out)["variants"]] == ["new-wifi", "new-wifi-64"]
