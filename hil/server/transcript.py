@@ -95,6 +95,17 @@ class DeviceLog:
 
 MAX_ERRORS = 200  # error lines (and MCP call results) kept per device; the transcript has them all
 IDLE_KEEP = 500  # records an idle device keeps once the server-wide budget is exceeded
+LIVE_KEEP_MIN = 200  # records a live device always keeps (recent context for wait_for and the tests)
+BUDGET_CHECK_EVERY = 1024
+
+
+def _drop_oldest(dev: DeviceLog, n: int) -> int:
+    """Forget the ``n`` oldest records of ``dev`` (they stay in its transcript files); returns how many."""
+    if n <= 0:
+        return 0
+    del dev.records[:n]
+    dev.evicted += n
+    return n
 
 
 _FRAME_KEYS = ("version", "payload_size", "timestamp_ms", "duration_ms")
@@ -192,13 +203,14 @@ class Recorder:
     """Owns the per-device logs and the transcript directory."""
 
     def __init__(self, transcripts_dir: str | Path | None, max_records_per_device: int = 10_000,
-                 max_devices: int = 500, max_records_total: int = 20_000) -> None:
+                 max_devices: int = 500, max_records_total: int = 10_000) -> None:
         self.dir = Path(transcripts_dir) if transcripts_dir is not None else None
         self.devices: dict[str, DeviceLog] = {}  # insertion order = least recently opened first
         self.max_records = max_records_per_device
         self.max_devices = max_devices
         self.max_records_total = max_records_total
         self.evicted_devices = 0
+        self.appended = 0
         self._conn_seq = 0
         self.t0 = time.monotonic()
         self.writer = TranscriptWriter() if self.dir is not None else None
@@ -231,24 +243,33 @@ class Recorder:
                 self.evicted_devices += 1
 
     def enforce_budget(self) -> None:
-        """Keep all devices' records near ``max_records_total``: devices without a live connection (least
-        recently opened first) keep only their last ``IDLE_KEEP`` records. Live devices are bounded by
-        ``max_records`` each, the number of devices by ``max_devices``; summaries (counts, audio seconds,
-        pacing samples) stay. The transcript files on disk keep everything."""
+        """Keep all devices' records within ``max_records_total``: devices without a live connection (least
+        recently opened first) keep only their last ``IDLE_KEEP`` records, then none. Live devices are bounded
+        by ``max_records`` each, the number of devices by ``max_devices``; summaries (counts, audio seconds,
+        pacing samples, errors) stay. The transcript files on disk keep everything."""
         total = sum(len(d.records) for d in self.devices.values())
         if total <= self.max_records_total:
             return
         idle = [d for d in self.devices.values() if d.live == 0 and not d.waiters]
-        for dev in idle:
-            if total <= self.max_records_total:
+        for keep in (IDLE_KEEP, 0):  # first the old part of long logs, then whole logs of the oldest devices
+            for dev in idle:
+                if total <= self.max_records_total:
+                    return
+                total -= _drop_oldest(dev, len(dev.records) - keep)
+        # Still over with only live devices left: each keeps a fair share of its newest records.
+        live = sorted((d for d in self.devices.values() if d.live), key=lambda d: -len(d.records))
+        share = max(LIVE_KEEP_MIN, self.max_records_total * 3 // 4 // max(1, len(live)))
+        for dev in live:
+            if total <= self.max_records_total * 3 // 4:
                 return
-            n = len(dev.records) - IDLE_KEEP
-            if n > 0:
-                del dev.records[:n]
-                dev.evicted += n
-                total -= n
-                for samples in (dev.downlink_lateness_ms, dev.uplink_gap_jitter_ms):
-                    del samples[: max(0, len(samples) - IDLE_KEEP)]
+            total -= _drop_oldest(dev, len(dev.records) - share)
+
+    def count_append(self) -> None:
+        """Called per stored record: every ``BUDGET_CHECK_EVERY`` records the server-wide budget is checked
+        (live devices included), so a flood over many open sessions stays bounded too."""
+        self.appended += 1
+        if self.appended % BUDGET_CHECK_EVERY == 0:
+            self.enforce_budget()
 
     def open_connection(self, device_id: str, kind: str, persist: bool = True) -> Connection:
         """Start a transcript for one connection (``kind`` is ``ws`` or ``http``). ``persist=False`` keeps
@@ -328,6 +349,7 @@ class Connection:
             dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
         if len(dev.records) > dev.max_records or len(dev.errors) > MAX_ERRORS:
             dev.trim()
+        self.recorder.count_append()
         if self._writer is not None:
             head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"), default=str)
             self._writer.write(self.name, head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None
@@ -360,6 +382,7 @@ class Connection:
         dev.counts[direction + ":audio"] += 1
         if len(dev.records) > dev.max_records:
             dev.trim()
+        self.recorder.count_append()
         if self._writer is not None:
             self._writer.write(
                 self.name,

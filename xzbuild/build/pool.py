@@ -20,7 +20,13 @@ from pathlib import Path
 from xzbuild import __version__
 from xzbuild.build.job import BuildJob, TreeDigest, cache_key
 from xzbuild.build.progress import BuildProgress
-from xzbuild.build.release import clean_stale, release_variant, withdraw_variant, write_release_manifest
+from xzbuild.build.release import (
+    clean_stale,
+    discard_stage,
+    release_variant,
+    withdraw_variant,
+    write_release_manifest,
+)
 from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
 from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
 from xzbuild.errors import Location, UserError
@@ -92,6 +98,7 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
                            log=log))
             return
         except OSError as exc:  # e.g. a full disk while packaging: this variant fails, the others go on
+            discard_stage(out, job.full_name)  # and its half-staged copy gives the space back
             finish(_record(job, BuildStatus.FAILED, reason=_os_reason(exc), key=key, seconds=seconds, log=log))
             return
         finish(_record(job, status, key=key, seconds=seconds, log=log, app_size=rel["app_size"],

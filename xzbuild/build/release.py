@@ -176,47 +176,43 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
-    try:  # a failure (e.g. a full disk) removes the half-staged copy, so the space is free again
-        shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
-        if not (stage / "merged-binary.bin").is_file():  # the build tool did not merge: esptool does it here
-            (stage / "merged-binary.bin").write_bytes(facts["merged"])
-        name = f"xiaozhi {job.full_name}"
-        manifests: dict[str, str | None] = {"factory": None, "update": None}
-        note = None
-        if job.target in CHIP_FAMILIES:
-            factory = factory_manifest(name, facts["app_version"], job.target, "merged-binary.bin")
-            # An update keeps NVS: app and assets at their offsets, plus blank otadata so the bootloader
-            # starts the slot just written even if the device last ran the other OTA slot.
-            parts = [(f.path, f.offset) for f in (facts["otadata"], facts["app"], facts["assets"]) if f is not None]
-            update = update_manifest(name, facts["app_version"], job.target, parts)
-            for kind, manifest in (("factory", factory), ("update", update)):
-                validate_manifest(manifest)
-                (stage / f"webtools-{kind}.json").write_text(json.dumps(manifest, indent=2) + "\n")
-                manifests[kind] = f"{job.full_name}/webtools-{kind}.json"
-        else:
-            note = f"ESP Web Tools has no chip family for {job.target}"
-        app_url = f"{base_url.rstrip('/')}/{job.full_name}/{facts['app'].path}" if base_url else \
-            f"{job.full_name}/{facts['app'].path}"
-        (stage / "ota.json").write_text(json.dumps({"firmware": {"version": facts["app_version"], "url": app_url}},
-                                                   indent=2) + "\n")
-        zpath = out / RELEASES_DIR / zip_name(job.version, job.full_name)
-        write_zip(zpath, stage / "merged-binary.bin")
-        record: dict[str, Any] = {
-            "full_name": job.full_name, "name": job.name, "board": job.board, "target": job.target,
-            "chip_variant": job.chip_variant, "key": key, "project_name": facts["project_name"],
-            "app_version": facts["app_version"], "project_version": job.version, "idf_version": facts["idf_ver"],
-            "chip_revision": facts["chip_revision"], "flash_settings": facts["settings"],
-            "app_size": facts["app_size"], "app_partition_size": facts["app_partition_size"],
-            "zip": {"path": f"{RELEASES_DIR}/{zpath.name}", "size": zpath.stat().st_size, "sha256": sha256_file(zpath)},
-            "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
-            + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
-            "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
-        }
-        (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        _swap_in(stage, final)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
+    if not (stage / "merged-binary.bin").is_file():  # the build tool did not merge: esptool does it here
+        (stage / "merged-binary.bin").write_bytes(facts["merged"])
+    name = f"xiaozhi {job.full_name}"
+    manifests: dict[str, str | None] = {"factory": None, "update": None}
+    note = None
+    if job.target in CHIP_FAMILIES:
+        factory = factory_manifest(name, facts["app_version"], job.target, "merged-binary.bin")
+        # An update keeps NVS: app and assets at their offsets, plus blank otadata so the bootloader
+        # starts the slot just written even if the device last ran the other OTA slot.
+        parts = [(f.path, f.offset) for f in (facts["otadata"], facts["app"], facts["assets"]) if f is not None]
+        update = update_manifest(name, facts["app_version"], job.target, parts)
+        for kind, manifest in (("factory", factory), ("update", update)):
+            validate_manifest(manifest)
+            (stage / f"webtools-{kind}.json").write_text(json.dumps(manifest, indent=2) + "\n")
+            manifests[kind] = f"{job.full_name}/webtools-{kind}.json"
+    else:
+        note = f"ESP Web Tools has no chip family for {job.target}"
+    app_url = f"{base_url.rstrip('/')}/{job.full_name}/{facts['app'].path}" if base_url else \
+        f"{job.full_name}/{facts['app'].path}"
+    (stage / "ota.json").write_text(json.dumps({"firmware": {"version": facts["app_version"], "url": app_url}},
+                                               indent=2) + "\n")
+    zpath = out / RELEASES_DIR / zip_name(job.version, job.full_name)
+    write_zip(zpath, stage / "merged-binary.bin")
+    record: dict[str, Any] = {
+        "full_name": job.full_name, "name": job.name, "board": job.board, "target": job.target,
+        "chip_variant": job.chip_variant, "key": key, "project_name": facts["project_name"],
+        "app_version": facts["app_version"], "project_version": job.version, "idf_version": facts["idf_ver"],
+        "chip_revision": facts["chip_revision"], "flash_settings": facts["settings"],
+        "app_size": facts["app_size"], "app_partition_size": facts["app_partition_size"],
+        "zip": {"path": f"{RELEASES_DIR}/{zpath.name}", "size": zpath.stat().st_size, "sha256": sha256_file(zpath)},
+        "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
+        + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
+        "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
+    }
+    (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    _swap_in(stage, final)
     return record
 
 
@@ -288,6 +284,12 @@ def write_release_manifest(out: Path, project_version: str, idf: str, tool: str)
                 "count": len(variants), "variants": variants}
     atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def discard_stage(out: Path, full_name: str) -> None:
+    """Remove this process's half-staged copy of one variant (after a failure such as a full disk)."""
+    for stage in out.glob(f".{full_name}.{os.getpid()}.*.tmp"):
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def clean_stale(out: Path) -> None:
