@@ -77,6 +77,7 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
 async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
     """The version check: validate and record the request, answer per the device's scenario profile."""
     device_id = _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         body = await request.read()
@@ -102,6 +103,7 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
 async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Response:
     """``POST <ota>/activate``: 202 for the first ``activation_pending`` attempts, then 200."""
     device_id = _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         body = await request.read()
@@ -172,6 +174,7 @@ def resolve_firmware(directory: Path | None, name: str) -> Path | None:
 async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.StreamResponse:
     """``GET /fw/<file>``: serve a firmware image with Content-Length, only from the firmware directory."""
     device_id = request.query.get("device", "").lower() or _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         name = request.match_info.get("name", "")

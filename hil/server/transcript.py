@@ -97,6 +97,7 @@ MAX_ERRORS = 200  # error lines (and MCP call results) kept per device; the tran
 IDLE_KEEP = 500  # records an idle device keeps once the server-wide budget is exceeded
 LIVE_KEEP_MIN = 200  # records a live device always keeps (recent context for wait_for and the tests)
 BUDGET_CHECK_EVERY = 1024
+MAX_WRITER_BACKLOG = 5000  # transcript operations queued before new connections wait (~10 MB of text at most)
 
 
 def _drop_oldest(dev: DeviceLog, n: int) -> int:
@@ -167,6 +168,11 @@ class TranscriptWriter:
     def close(self, name: str) -> None:
         """Finish file ``name`` (fsync + rename into place)."""
         self._queue.put(("close", name, None))
+
+    def backlog(self) -> int:
+        """Operations queued but not yet done (each file open ends in an fsync, so a flood of short HTTP
+        connections can outrun the disk)."""
+        return self._queue.qsize()
 
     def stop(self) -> None:
         """Finish everything queued and end the thread."""
@@ -241,6 +247,12 @@ class Recorder:
             if old.live == 0 and not old.waiters:
                 del self.devices[key]
                 self.evicted_devices += 1
+
+    async def wait_for_writer(self, limit: int = MAX_WRITER_BACKLOG) -> None:
+        """Backpressure for new connections: wait while the transcript writer is more than ``limit``
+        operations behind, so queued transcript text cannot grow without bound (the flooding peer waits)."""
+        while self.writer is not None and self.writer.backlog() > limit:
+            await asyncio.sleep(0.01)
 
     def enforce_budget(self) -> None:
         """Keep all devices' records within ``max_records_total``: devices without a live connection (least

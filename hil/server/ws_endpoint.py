@@ -33,6 +33,7 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
     """The WebSocket endpoint: refuse bad handshakes with HTTP 400/401, else run a session."""
     device_id = request.headers.get("Device-Id", "").strip().lower() or "unknown"
     status, reason, version = check_handshake(ctx, request)
+    await ctx.recorder.wait_for_writer()
     # a refused handshake is kept in memory only: its Device-Id names no file
     conn = ctx.recorder.open_connection(device_id, "ws", persist=not status)
     try:
