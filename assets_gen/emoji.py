@@ -183,3 +183,27 @@ def collection_report(files: list[EmojiFile]) -> tuple[list[str], list[str]]:
     missing = [name for name, _ in EMOTIONS if name not in names]
     extra = sorted(names - EMOTION_NAMES)
     return missing, extra
+
+
+def collection_warnings(files: list[EmojiFile]) -> list[str]:
+    """What the firmware will show oddly: missing standard emotions (it logs "Emoji not found" and falls back
+    to a font glyph) and images whose size differs from the collection's usual one (it draws each image at
+    its own size, so one 100x37 among 64x64 jumps out of the layout)."""
+    from collections import Counter
+
+    out: list[str] = []
+    missing, _extra = collection_report(files)
+    if missing:
+        out.append(f"{len(missing)} of {len(EMOTIONS)} standard emotions missing ({', '.join(missing)}); the firmware "
+                   "falls back to a font glyph for them")
+    sizes = {f.file: image_size(f.data) for f in files}
+    common = Counter(s for s in sizes.values() if s is not None).most_common(1)
+    if common:
+        usual = common[0][0]
+        odd = sorted(f"{name} is {w}x{h}" for name, (w, h) in
+                     ((n, s) for n, s in sizes.items() if s is not None and s != usual))
+        if odd:
+            out.append(f"emoji sizes differ from the usual {usual[0]}x{usual[1]}: {', '.join(odd[:8])}"
+                       f"{' ...' if len(odd) > 8 else ''}; resize them (or use `xzbuild assets emoji --from-dir`)")
+    return out
+

@@ -57,4 +57,14 @@ def walk_files(directory: Path) -> list[Path]:
         parts = path.relative_to(directory).parts
         return tuple((1, d) for d in parts[:-1]) + ((0, parts[-1]),)
 
-    return sorted((p for p in directory.rglob("*") if p.is_file()), key=key)
+    root = directory.resolve()
+    found = []
+    for p in directory.rglob("*"):
+        if p.is_symlink() and not p.resolve().is_relative_to(root):
+            from xzbuild.errors import Location, UserError
+
+            raise UserError(f"symbolic link to {p.resolve()} points outside {directory}; copy the file into the "
+                            "directory instead", Location(str(p)))
+        if p.is_file():
+            found.append(p)
+    return sorted(found, key=key)

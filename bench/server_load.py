@@ -180,7 +180,13 @@ def main() -> int:
     a = ap.parse_args()
     if a.realtime:
         os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(10))  # inherited by the processes spawned below
-    raise_fd_limit()
+    have = raise_fd_limit()
+    from hil.server.guard import FD_RESERVE, FDS_PER_SESSION
+
+    # the server holds a socket and a transcript file per session; the client side holds one socket each
+    need = FDS_PER_SESSION * a.sessions + FD_RESERVE
+    print(f"nofile: server needs >= {need} for {a.sessions} sessions ({FDS_PER_SESSION} per session + "
+          f"{FD_RESERVE}); soft limit here {have}{'' if have >= need else ' -- too low: raise ulimit -n'}")
     print(f"loadavg before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; ramp {a.ramp}/s, "
           f"listen spread {a.spread} s, scheduler {'SCHED_RR' if a.realtime else 'default'}")
     with tempfile.TemporaryDirectory(prefix="xzbuild-load-") as tmp:

@@ -81,3 +81,17 @@ def link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> No
         os.link(src, dst)
     except OSError:
         shutil.copyfile(src, dst)
+
+
+def read_user_text(path: str | os.PathLike[str]) -> str:
+    """A user-supplied text file as UTF-8; a binary or mis-encoded file is a one-line ``UserError`` at the line
+    of the first bad byte (instead of a ``UnicodeDecodeError`` traceback)."""
+    from xzbuild.errors import Location, UserError
+
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); pass the text file "
+                        "this command expects", Location(os.fspath(path), line)) from None

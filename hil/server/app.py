@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from hil.protocol.opus import speech_frames
-from hil.server import mqtt_transport, ota_http, session, ws_endpoint
+from hil.server import guard, mqtt_transport, ota_http, session, ws_endpoint
 from hil.server.context import Limits, ServerContext
 from hil.server.scenario import Scenario, load_scenario, scenario_from_data
 from hil.server.security import make_self_signed, server_ssl_context
@@ -77,8 +77,12 @@ class ReferenceServer:
         self._tls_key = Path(tls_key) if tls_key else None
         self._tls_self_signed = tls_self_signed
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self.ctx = ServerContext(self.scenario, Recorder(transcripts_dir), token=token, auth_mode=auth,
-                                 tls=bool(tls_cert or tls_self_signed), limits=limits or Limits(), firmware_dir=fw)
+        lim = limits or Limits()
+        recorder = Recorder(transcripts_dir, lim.max_records_per_device, lim.max_devices, lim.max_records_total)
+        self.ctx = ServerContext(self.scenario, recorder, token=token, auth_mode=auth,
+                                 tls=bool(tls_cert or tls_self_signed), limits=lim, firmware_dir=fw)
+        self.rate_limiter = guard.PeerRateLimiter(lim.peer_rate_per_s, lim.peer_burst)
+        self._fd_watch = guard.DescriptorWatch()
         self.sessions: set[session.DeviceSession] = set()
         self._runner: web.AppRunner | None = None
         self._watchdog: asyncio.Future[None] | None = None
@@ -92,7 +96,9 @@ class ReferenceServer:
     def build_app(self) -> web.Application:
         """The aiohttp application with all routes (exposed for embedding and handler tests)."""
         ctx = self.ctx
-        app = web.Application(client_max_size=ctx.limits.max_body_bytes)
+        app = web.Application(client_max_size=ctx.limits.max_body_bytes,
+                              middlewares=[guard.rate_limit_middleware(self.rate_limiter,
+                                                                       ctx.limits.rate_limit_loopback)])
         ota = functools.partial(ota_http.handle_ota, ctx)
         app.router.add_post(ctx.ota_path, ota)
         app.router.add_get(ctx.ota_path, ota)
@@ -131,7 +137,9 @@ class ReferenceServer:
             raise
         self.port = self._runner.addresses[0][1]
         self._watchdog = asyncio.ensure_future(self._sweep())
-        log.info("reference server on %s (OTA %s)", self.base_url, self.ota_url)
+        soft, fit = guard.descriptor_budget()
+        log.info("reference server on %s (OTA %s); nofile %d fits about %d sessions", self.base_url, self.ota_url,
+                 soft, fit)
         return self
 
     def _synthesise_all(self) -> None:
@@ -147,6 +155,7 @@ class ReferenceServer:
             await asyncio.sleep(period)
             try:
                 now = time.monotonic()
+                self._fd_watch.check(now)
                 if self._tune_gc and now - last_freeze >= 0.5:
                     last_freeze = now
                     self._manage_gc()
@@ -246,7 +255,8 @@ class ReferenceServer:
         return sorted(self.ctx.recorder.devices)
 
     def transcript(self, device_id: str) -> list[dict[str, Any]]:
-        """All records of ``device_id`` in order (HTTP and WebSocket, every connection)."""
+        """The records of ``device_id`` in memory, in order (HTTP and WebSocket, every connection); past
+        ``Limits.max_records_per_device`` the oldest are only in the transcript files."""
         dev = self.ctx.recorder.devices.get(device_id)
         return [public_record(r) for r in dev.records] if dev else []
 
@@ -268,7 +278,7 @@ class ReferenceServer:
         if direction is not None:
             criteria["dir"] = direction
         dev = self.ctx.recorder.device(device_id)
-        for stored in dev.records[after:]:
+        for stored in dev.records[max(0, after - dev.evicted):]:
             rec = public_record(stored)
             if matches(rec, criteria):
                 return rec

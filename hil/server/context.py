@@ -20,6 +20,12 @@ class Limits:
     hello_timeout_s: float = 10.0  # the device also waits 10 s for the server hello
     idle_timeout_s: float = 300.0  # no frame from the device for this long closes the socket
     http_idle_timeout_s: float = 15.0  # an HTTP connection without a complete request (slow or silent client)
+    max_records_per_device: int = 10_000  # in memory (~6 MB); older ones only in the transcript files
+    max_records_total: int = 10_000  # over all devices (~5 MB): past it, idle devices are trimmed (oldest first)
+    max_devices: int = 500  # device logs in memory; idle ones beyond it are forgotten oldest first
+    peer_rate_per_s: float = 50.0  # HTTP requests + WebSocket upgrades per remote address (token bucket)
+    peer_burst: int = 200
+    rate_limit_loopback: bool = False  # benches and the local HIL suite connect from loopback
 
 
 @dataclass

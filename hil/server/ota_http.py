@@ -81,6 +81,7 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
 async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
     """The version check: validate and record the request, answer per the device's scenario profile."""
     device_id = _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         body = await request.read()
@@ -109,6 +110,7 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
 async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Response:
     """``POST <ota>/activate``: 202 for the first ``activation_pending`` attempts, then 200."""
     device_id = _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         body = await request.read()
@@ -140,6 +142,7 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
             problems.append("activation body must be {} (no serial number) or the hmac object")
         ctx.activate_attempts[device_id] += 1
         attempt = ctx.activate_attempts[device_id]
+        _bound_activation_state(ctx)
         conn.record("rx", "http", "activate", method=request.method, path=request.path, size=len(body),
                     headers=_kept_headers(request), json_obj=obj if isinstance(obj, dict) else None,
                     problems=problems, attempt=attempt)
@@ -152,6 +155,16 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         return web.Response(status=status, text="{}", content_type="application/json")
     finally:
         conn.close()
+
+
+def _bound_activation_state(ctx: ServerContext) -> None:
+    """Activation progress is per device id, which clients choose: forget the oldest beyond the device cap."""
+    cap = ctx.limits.max_devices
+    for key in list(ctx.activate_attempts)[: max(0, len(ctx.activate_attempts) - cap)]:
+        del ctx.activate_attempts[key]
+        ctx.activated.discard(key)
+    if len(ctx.activated) > cap:
+        ctx.activated.intersection_update(ctx.activate_attempts)
 
 
 def resolve_firmware(directory: Path | None, name: str) -> Path | None:
@@ -168,6 +181,7 @@ def resolve_firmware(directory: Path | None, name: str) -> Path | None:
 async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.StreamResponse:
     """``GET /fw/<file>``: serve a firmware image with Content-Length, only from the firmware directory."""
     device_id = request.query.get("device", "").lower() or _device_id(request)
+    await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         name = request.match_info.get("name", "")

@@ -41,7 +41,8 @@ def token_matches(authorization: str | None, token: str) -> bool:
     if not authorization or not token:
         return False
     expected = token if " " in token else f"Bearer {token}"
-    return hmac.compare_digest(authorization.encode(), expected.encode())
+    # aiohttp decodes header bytes that are not UTF-8 with surrogateescape: compare the original bytes
+    return hmac.compare_digest(authorization.encode("utf-8", "surrogateescape"), expected.encode())
 
 
 def check_authorization(remote: str | None, authorization: str | None, token: str | None, mode: str = "auto") -> AuthDecision:

@@ -24,6 +24,7 @@ from hil.server.transcript import Connection
 
 CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_POLICY = 1008
+MAX_PENDING_TASKS = 64  # dialogue/MCP tasks of one session still running: bounds a listen start/stop flood
 
 
 class SessionClosed(Exception):
@@ -206,6 +207,10 @@ class DeviceSession:
     def _on_listen(self, msg: dict[str, Any]) -> None:
         state = msg["state"]
         if state == "start":
+            if len(self.tasks) >= MAX_PENDING_TASKS:
+                # each cancelled dialogue still finishes its tts stop; a device cannot start listening this often
+                raise SessionClosed(f"{len(self.tasks)} dialogues still finishing: listen start faster than the "
+                                    "server can answer")
             if self.dialogue is not None and not self.dialogue.done():
                 self.dialogue.cancel()
             self.listening = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import queue
@@ -24,11 +25,18 @@ from xzbuild.fsutil import atomic_open
 
 log = logging.getLogger("hil.server")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
 def safe_name(device_id: str) -> str:
-    """A file-system-safe directory name for a device id (``aa:bb`` → ``aa-bb``)."""
-    return _UNSAFE.sub("-", device_id)[:64] or "unknown"
+    """A directory name for a device id that stays inside the transcripts directory: a MAC ``aa:bb:…`` becomes
+    ``aa-bb-…``; anything else keeps its safe characters (no leading dot, so never ``.`` or ``..``) plus a
+    short hash of the original, so two different ids never share a directory."""
+    if _MAC.match(device_id):
+        return device_id.replace(":", "-")
+    cleaned = _UNSAFE.sub("-", device_id).lstrip(".")[:48] or "device"
+    digest = hashlib.sha256(device_id.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{cleaned}-{digest}"
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -64,6 +72,41 @@ class DeviceLog:
     errors: list[str] = field(default_factory=list)
     mcp: dict[str, Any] = field(default_factory=lambda: {"tools": [], "user_tools": [], "calls": []})
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
+    evicted: int = 0  # oldest records dropped from memory (they are in the transcript files when enabled)
+    live: int = 0  # open connections: a device with live connections is never evicted
+    max_records: int = 10_000
+
+    def trim(self) -> None:
+        """Keep memory per device bounded: drop the oldest quarter of records (and of the sample lists) once
+        over the cap. Sequence numbers keep counting (``evicted`` + index)."""
+        if len(self.records) > self.max_records:
+            n = len(self.records) - self.max_records * 3 // 4
+            del self.records[:n]
+            self.evicted += n
+        for samples in (self.downlink_lateness_ms, self.uplink_gap_jitter_ms):
+            if len(samples) > self.max_records:
+                del samples[: len(samples) - self.max_records * 3 // 4]
+        if len(self.errors) > MAX_ERRORS:
+            del self.errors[: len(self.errors) - MAX_ERRORS // 2]
+        calls = self.mcp.get("calls")
+        if isinstance(calls, list) and len(calls) > MAX_ERRORS:
+            del calls[: len(calls) - MAX_ERRORS // 2]
+
+
+MAX_ERRORS = 200  # error lines (and MCP call results) kept per device; the transcript has them all
+IDLE_KEEP = 500  # records an idle device keeps once the server-wide budget is exceeded
+LIVE_KEEP_MIN = 200  # records a live device always keeps (recent context for wait_for and the tests)
+BUDGET_CHECK_EVERY = 1024
+MAX_WRITER_BACKLOG = 5000  # transcript operations queued before new connections wait (~10 MB of text at most)
+
+
+def _drop_oldest(dev: DeviceLog, n: int) -> int:
+    """Forget the ``n`` oldest records of ``dev`` (they stay in its transcript files); returns how many."""
+    if n <= 0:
+        return 0
+    del dev.records[:n]
+    dev.evicted += n
+    return n
 
 
 _FRAME_KEYS = ("version", "payload_size", "timestamp_ms", "duration_ms")
@@ -126,6 +169,11 @@ class TranscriptWriter:
         """Finish file ``name`` (fsync + rename into place)."""
         self._queue.put(("close", name, None))
 
+    def backlog(self) -> int:
+        """Operations queued but not yet done (each file open ends in an fsync, so a flood of short HTTP
+        connections can outrun the disk)."""
+        return self._queue.qsize()
+
     def stop(self) -> None:
         """Finish everything queued and end the thread."""
         self._queue.put(("stop", "", None))
@@ -160,9 +208,15 @@ class TranscriptWriter:
 class Recorder:
     """Owns the per-device logs and the transcript directory."""
 
-    def __init__(self, transcripts_dir: str | Path | None) -> None:
+    def __init__(self, transcripts_dir: str | Path | None, max_records_per_device: int = 10_000,
+                 max_devices: int = 500, max_records_total: int = 10_000) -> None:
         self.dir = Path(transcripts_dir) if transcripts_dir is not None else None
-        self.devices: dict[str, DeviceLog] = {}
+        self.devices: dict[str, DeviceLog] = {}  # insertion order = least recently opened first
+        self.max_records = max_records_per_device
+        self.max_devices = max_devices
+        self.max_records_total = max_records_total
+        self.evicted_devices = 0
+        self.appended = 0
         self._conn_seq = 0
         self.t0 = time.monotonic()
         self.writer = TranscriptWriter() if self.dir is not None else None
@@ -177,13 +231,66 @@ class Recorder:
         """The log for ``device_id`` (created on first use)."""
         dev = self.devices.get(device_id)
         if dev is None:
-            dev = self.devices[device_id] = DeviceLog(device_id)
+            self._make_room()
+            dev = self.devices[device_id] = DeviceLog(device_id, max_records=self.max_records)
         return dev
 
-    def open_connection(self, device_id: str, kind: str) -> Connection:
-        """Start a transcript for one connection (``kind`` is ``ws`` or ``http``)."""
+    def _make_room(self) -> None:
+        """Before adding a device at the cap: forget the least recently opened devices without a live
+        connection (their transcripts stay on disk)."""
+        if len(self.devices) < self.max_devices:
+            return
+        for key in list(self.devices):
+            if len(self.devices) < self.max_devices * 3 // 4 + 1:
+                break
+            old = self.devices[key]
+            if old.live == 0 and not old.waiters:
+                del self.devices[key]
+                self.evicted_devices += 1
+
+    async def wait_for_writer(self, limit: int = MAX_WRITER_BACKLOG) -> None:
+        """Backpressure for new connections: wait while the transcript writer is more than ``limit``
+        operations behind, so queued transcript text cannot grow without bound (the flooding peer waits)."""
+        while self.writer is not None and self.writer.backlog() > limit:
+            await asyncio.sleep(0.01)
+
+    def enforce_budget(self) -> None:
+        """Keep all devices' records within ``max_records_total``: devices without a live connection (least
+        recently opened first) keep only their last ``IDLE_KEEP`` records, then none. Live devices are bounded
+        by ``max_records`` each, the number of devices by ``max_devices``; summaries (counts, audio seconds,
+        pacing samples, errors) stay. The transcript files on disk keep everything."""
+        total = sum(len(d.records) for d in self.devices.values())
+        if total <= self.max_records_total:
+            return
+        idle = [d for d in self.devices.values() if d.live == 0 and not d.waiters]
+        for keep in (IDLE_KEEP, 0):  # first the old part of long logs, then whole logs of the oldest devices
+            for dev in idle:
+                if total <= self.max_records_total:
+                    return
+                total -= _drop_oldest(dev, len(dev.records) - keep)
+        # Still over with only live devices left: each keeps a fair share of its newest records.
+        live = sorted((d for d in self.devices.values() if d.live), key=lambda d: -len(d.records))
+        share = max(LIVE_KEEP_MIN, self.max_records_total * 3 // 4 // max(1, len(live)))
+        for dev in live:
+            if total <= self.max_records_total * 3 // 4:
+                return
+            total -= _drop_oldest(dev, len(dev.records) - share)
+
+    def count_append(self) -> None:
+        """Called per stored record: every ``BUDGET_CHECK_EVERY`` records the server-wide budget is checked
+        (live devices included), so a flood over many open sessions stays bounded too."""
+        self.appended += 1
+        if self.appended % BUDGET_CHECK_EVERY == 0:
+            self.enforce_budget()
+
+    def open_connection(self, device_id: str, kind: str, persist: bool = True) -> Connection:
+        """Start a transcript for one connection (``kind`` is ``ws`` or ``http``). ``persist=False`` keeps
+        the records in memory only (a refused handshake must not create files named by its Device-Id)."""
         self._conn_seq += 1
-        return Connection(self, self.device(device_id), f"{self._conn_seq:05d}-{kind}")
+        dev = self.devices.pop(device_id, None)
+        if dev is not None:
+            self.devices[device_id] = dev  # most recently used last
+        return Connection(self, self.device(device_id), f"{self._conn_seq:05d}-{kind}", persist)
 
     def summary(self, device_id: str) -> dict[str, Any]:
         """Per-device summary: message counts, audio seconds each way, downlink pacing jitter, errors, MCP."""
@@ -211,13 +318,15 @@ class Recorder:
 class Connection:
     """The transcript of one WebSocket connection or HTTP request."""
 
-    def __init__(self, recorder: Recorder, dev: DeviceLog, name: str) -> None:
+    def __init__(self, recorder: Recorder, dev: DeviceLog, name: str, persist: bool = True) -> None:
         self.recorder = recorder
         self.dev = dev
         self.name = name
         self.t_open = time.monotonic()
-        self._writer = recorder.writer
+        self._writer = recorder.writer if persist else None
         dev.connections += 1
+        dev.live += 1
+        self._open = True
         self.path: Path | None = None
         if recorder.dir is not None and self._writer is not None:
             self.path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
@@ -233,7 +342,7 @@ class Connection:
         now = time.monotonic()
         dev = self.dev
         rec: dict[str, Any] = {
-            "seq": len(dev.records) + 1, "conn": self.name, "t": round(now - self.recorder.t0, 6),
+            "seq": dev.evicted + len(dev.records) + 1, "conn": self.name, "t": round(now - self.recorder.t0, 6),
             "dt": round(now - self.t_open, 6), "wall": round(time.time(), 6), "dir": direction, "kind": kind,
             "type": type_,
         }
@@ -250,6 +359,9 @@ class Connection:
         dev.counts[f"{direction}:{type_}"] += 1
         if kind == "error":
             dev.errors.append(f"{self.name}: {fields.get('reason', type_)}")
+        if len(dev.records) > dev.max_records or len(dev.errors) > MAX_ERRORS:
+            dev.trim()
+        self.recorder.count_append()
         if self._writer is not None:
             head = json.dumps({k: v for k, v in rec.items() if k != "_json"}, separators=(",", ":"), default=str)
             self._writer.write(self.name, head[:-1] + ',"json":' + json_text + "}\n" if json_text is not None
@@ -270,7 +382,7 @@ class Connection:
         now = time.monotonic()
         wall = time.time()
         dev = self.dev
-        seq = len(dev.records) + 1
+        seq = dev.evicted + len(dev.records) + 1
         t, dt = now - self.recorder.t0, now - self.t_open
         extra_text = ("true" if extra else "false") if isinstance(extra, bool) else f"{extra:.3f}"
         # stored unrounded (round() per field was a measurable share of the hot path); public_record rounds
@@ -280,6 +392,9 @@ class Connection:
                extra_key: extra}
         dev.records.append(rec)
         dev.counts[direction + ":audio"] += 1
+        if len(dev.records) > dev.max_records:
+            dev.trim()
+        self.recorder.count_append()
         if self._writer is not None:
             self._writer.write(
                 self.name,
@@ -290,12 +405,20 @@ class Connection:
         self._wake(rec)
 
     def error(self, reason: str, **fields: Any) -> None:
-        """Record and log why this connection is being refused or closed."""
-        log.warning("%s %s: %s", self.dev.device_id, self.name, reason)
+        """Record and log (rate-limited: a flood of bad frames must not flood the log) why this connection is
+        being refused or closed."""
+        from hil.server.guard import WARNINGS
+
+        WARNINGS.warn("%s %s: %s", self.dev.device_id[:80], self.name, reason)
         self.record("event", "error", "error", reason=reason, **fields)
 
     def close(self) -> None:
         """Finish the transcript file (on the writer thread); later records stay in memory only."""
+        if self._open:
+            self._open = False
+            self.dev.live -= 1
+            if self.dev.live == 0:
+                self.recorder.enforce_budget()
         if self._writer is not None:
             self._writer.close(self.name)
             self._writer = None

@@ -32,9 +32,11 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
                            sessions: set[DeviceSession]) -> web.StreamResponse:
     """The WebSocket endpoint: refuse bad handshakes with HTTP 400/401, else run a session."""
     device_id = request.headers.get("Device-Id", "").strip().lower() or "unknown"
-    conn = ctx.recorder.open_connection(device_id, "ws")
+    status, reason, version = check_handshake(ctx, request)
+    await ctx.recorder.wait_for_writer()
+    # a refused handshake is kept in memory only: its Device-Id names no file
+    conn = ctx.recorder.open_connection(device_id, "ws", persist=not status)
     try:
-        status, reason, version = check_handshake(ctx, request)
         auth = request.headers.get("Authorization")
         expected = ctx.scenario.profile(device_id).protocol_version
         conn.record("rx", "handshake", "handshake", remote=request.remote, protocol_version=version or None,

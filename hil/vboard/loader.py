@@ -27,6 +27,9 @@ SYNC_VALUE = 0x20120707  # any non-zero value tells esptool it talks to the ROM
 
 # ROM / stub error codes (status byte 1)
 ROM_INVALID_COMMAND, ROM_FAILED, ROM_BAD_CHECKSUM, ROM_READ_LENGTH, ROM_DEFLATE = 0x05, 0x06, 0x07, 0x0A, 0x0B
+# Largest escaped SLIP frame accepted: a 16 KiB flash block (esptool's stub block size) + headers, every
+# byte escaped, with headroom. The ROM and stub have fixed buffers of about that size.
+MAX_SLIP_FRAME = 2 * (0x4000 + 64) + 1024
 STUB_BAD_LENGTH, STUB_BAD_CHECKSUM, STUB_INFLATE, STUB_NOT_IMPLEMENTED = 0xC0, 0xC1, 0xC7, 0xFF
 
 SPI_CMD_USR = 1 << 18
@@ -92,6 +95,8 @@ class SerialLoader:
         self.trace: list[str] = []  # command names, for tests and diagnostics
         self._rx = bytearray()
         self._in_frame = False
+        self._scanned = 0  # bytes of the open frame already searched for its end delimiter
+        self._overflow = False  # the open frame exceeded MAX_SLIP_FRAME: drop it when it ends
         self._write: _Write | None = None
         self._read: _Read | None = None
         self._mem_pending = False
@@ -125,7 +130,11 @@ class SerialLoader:
 
     # --- framing -------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
-        """Consume host bytes; complete SLIP frames are executed in order."""
+        """Consume host bytes; complete SLIP frames are executed in order.
+
+        Each byte is searched once (the scan resumes where it stopped), and a frame longer than
+        ``MAX_SLIP_FRAME`` is dropped as the ROM's fixed receive buffer would, so an unterminated frame
+        costs neither unbounded memory nor repeated scans."""
         self._rx += data
         while True:
             if not self._in_frame:
@@ -134,12 +143,22 @@ class SerialLoader:
                     self._rx.clear()  # bytes outside frames are ignored, as by the ROM
                     return
                 del self._rx[: start + 1]
-                self._in_frame = True
-            end = self._rx.find(b"\xc0")
+                self._in_frame, self._scanned = True, 0
+            end = self._rx.find(b"\xc0", self._scanned)
             if end < 0:
+                if len(self._rx) > MAX_SLIP_FRAME:
+                    if not self._overflow:
+                        self.trace.append("slip-overflow")
+                    self._overflow = True
+                    self._rx.clear()
+                self._scanned = len(self._rx)
                 return
             raw = bytes(self._rx[:end])
             del self._rx[: end + 1]
+            self._scanned = 0
+            if self._overflow:
+                self._overflow, self._in_frame = False, False
+                continue
             if not raw:
                 continue  # back-to-back delimiters: the second one opens the next frame
             self._in_frame = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import struct
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -84,8 +85,31 @@ class _SocketWriter:
                 self.closed = True
 
 
+# COM-PORT options whose malformed value pyserial cannot unpack (struct.error): (reply option, how to
+# encode the current setting). RFC 2217 servers answer a SET with the value in effect.
+_ANSWERS: dict[bytes, tuple[bytes, Any]] = {
+    rfc2217.SET_BAUDRATE: (rfc2217.SERVER_SET_BAUDRATE, lambda p: struct.pack("!I", p.baudrate)),
+    rfc2217.SET_DATASIZE: (rfc2217.SERVER_SET_DATASIZE, lambda p: struct.pack("!B", p.bytesize)),
+    rfc2217.SET_PARITY: (rfc2217.SERVER_SET_PARITY,
+                         lambda p: struct.pack("!B", rfc2217.RFC2217_PARITY_MAP[p.parity])),
+    rfc2217.SET_STOPSIZE: (rfc2217.SERVER_SET_STOPSIZE,
+                           lambda p: struct.pack("!B", rfc2217.RFC2217_STOPBIT_MAP[p.stopbits])),
+}
+
+
 class _FastPortManager(rfc2217.PortManager):
-    """PortManager whose filter passes runs of plain data through in one piece (not byte by byte)."""
+    """PortManager whose filter passes runs of plain data through in one piece (not byte by byte), and
+    which survives malformed subnegotiations (pyserial's raises struct.error and ends the connection)."""
+
+    def _telnet_process_subnegotiation(self, suboption: bytes) -> None:
+        try:
+            super()._telnet_process_subnegotiation(suboption)
+        except (struct.error, IndexError, KeyError, TypeError, ValueError) as exc:
+            log.warning("rfc2217: malformed subnegotiation %r dropped (%s)", bytes(suboption[:16]), exc)
+            answer = _ANSWERS.get(bytes(suboption[1:2])) if suboption[0:1] == rfc2217.COM_PORT_OPTION else None
+            if answer is not None:
+                with contextlib.suppress(OSError, KeyError):
+                    self.rfc2217_send_subnegotiation(answer[0], answer[1](self.serial))
 
     def filter(self, data: bytes) -> Iterator[bytes]:  # type: ignore[override]
         pos = 0

@@ -20,7 +20,9 @@ from xzbuild.model.yamlmarks import load_marked
 # Table cases whose error lives in hardware, shared_gpios, config.h or the partition fit: not the matrix's.
 HARDWARE_CASES = {"bad-width", "unknown-part-field", "unknown-part", "bad-macro-spelling", "gpio-twice",
                   "gpio-not-on-chip", "gpio-in-branch", "partition-larger-than-flash", "missing-partition-table",
-                  "config-h-unknown-item", "config-h-bad-branch", "two-hardware-markers"}
+                  "config-h-unknown-item", "config-h-bad-branch", "two-hardware-markers",
+                  "width-unknown-name", "width-negative", "width-huge", "volume-over-100", "gpio-num-spelling-clash",
+                  "gpio-num-spelling-missing-pin", "gpio-num-spelling-in-parens", "acknowledged-pins-shape"}
 
 
 def _errors(boards: Path, hardware: bool) -> list[str] | None:

@@ -97,6 +97,32 @@ CASES = [
      r"demo-wifi\.yaml:\d+:\d+: invalid YAML: .*; fix the syntax at this position"),
     ("tab-indent", WIFI, "  audio:", "\taudio:", r"demo-wifi\.yaml:\d+:1: invalid YAML: found character"),
     ("not-a-mapping", P4, "type: p4-board", "- type", r"p4-board\.yaml:\d+:\d+: invalid YAML"),
+    # hostile input (issue 13): values that used to pass silently
+    ("width-unknown-name", WIFI, "    width: 128", "    width: wide",
+     r"demo-wifi\.yaml:\d+:12: hardware\.display\.width: 'wide' is not a macro of this board's config\.h nor a "
+     r"known ESP-IDF constant; write an integer or define it"),
+    ("width-negative", WIFI, "    width: 128", "    width: -5",
+     r"hardware\.display\.width: out of range; expected 1\.\.4096, got -5$"),
+    ("width-huge", WIFI, "    width: 128", "    width: 99999",
+     r"hardware\.display\.width: out of range; expected 1\.\.4096, got 99999"),
+    ("volume-over-100", WIFI, "    output_sample_rate: 24000", "    output_sample_rate: 24000\n    default_output_volume: 250",
+     r"hardware\.audio\.default_output_volume: out of range; expected 0\.\.100, got 250"),
+    ("gpio-num-spelling-clash", WIFI, "    boot: 0", "    boot: GPIO_NUM_5",
+     r"hardware\.buttons\.boot: GPIO 5 is already used by hardware\.audio\.i2s_bclk"),
+    ("gpio-num-spelling-missing-pin", WIFI, "    boot: 0", "    boot: GPIO_NUM_99",
+     r"hardware\.buttons\.boot: GPIO 99 does not exist on esp32s3"),
+    ("gpio-num-spelling-in-parens", WIFI, "    boot: 0", "    boot: (GPIO_NUM_23)",
+     r"hardware\.buttons\.boot: GPIO 23 does not exist on esp32s3"),
+    ("acknowledged-pins-shape", WIFI, "config_h_guard:", "acknowledged_pins: [thirty]\nconfig_h_guard:",
+     r"acknowledged_pins\.0: expected a GPIO number, got \"thirty\""),
+    ("alias-bomb", WIFI, "config_h_guard:",
+     "bomb_a: &a [x, x, x, x, x, x, x, x, x]\nbomb_b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     "bomb_c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nbomb_d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     "bomb_e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nbomb_f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+     "bomb_g: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nconfig_h_guard:",
+     r"demo-wifi\.yaml:\d+:\d+: YAML aliases expand to more than 200000 nodes"),
+    ("recursive-alias", WIFI, "config_h_guard:", "loop: &l [*l]\nconfig_h_guard:",
+     r"demo-wifi\.yaml:\d+:\d+: invalid YAML: an alias refers to its own anchor"),
 ]
 
 
@@ -135,3 +161,42 @@ def test_unknown_board_suggests(tmp_path: Path) -> None:
     bs = load_boards(make_board_tree(tmp_path))
     with pytest.raises(UserError, match="did you mean demo-wifi"):
         bs.board("demo-wfi")
+
+
+# (id, file, old text, new text, expected warning regex): accepted, but `boards check` says why it is suspicious
+WARNING_CASES = [
+    ("flash-pin", WIFI, "    boot: 0", "    boot: 30",
+     r"demo-wifi\.yaml:\d+:\d+: hardware\.buttons\.boot: GPIO 30 is wired to the SPI flash on esp32s3"),
+    ("unknown-sdkconfig-key", WIFI, "    OLED_SSD1306_128X32: y", "    OLED_SSD1306_128X32: y\n    CAMERA_GCO308: y",
+     r"variants\.0\.sdkconfig\.CAMERA_GCO308: no Kconfig symbol CAMERA_GCO308 is known; .*did you mean "
+     r"CAMERA_GC0308\?"),
+]
+
+
+@pytest.mark.parametrize(("file", "old", "new", "expected"), [c[1:] for c in WARNING_CASES],
+                         ids=[c[0] for c in WARNING_CASES])
+def test_suspicious_edit_gives_one_warning(tmp_path: Path, repo_root: Path, file: str, old: str, new: str,
+                                           expected: str) -> None:
+    boards = make_board_tree(tmp_path, repo_root)
+    path = boards / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    warnings = load_boards(boards).warnings
+    assert sum(bool(re.search(expected, w)) for w in warnings) == 1, warnings
+
+
+def test_psram_pins_warn_with_octal_psram_and_acknowledged_pins_silence(tmp_path: Path, repo_root: Path) -> None:
+    boards = make_board_tree(tmp_path, repo_root)
+    path = boards / WIFI
+    text = path.read_text(encoding="utf-8").replace("    boot: 0", "    boot: 35", 1)
+    text = text.replace("    OLED_SSD1306_128X32: y", "    OLED_SSD1306_128X32: y\n    SPIRAM: y\n    SPIRAM_MODE_OCT: y", 1)
+    path.write_text(text, encoding="utf-8")
+    assert any("GPIO 35 is wired to the octal PSRAM on esp32s3" in w for w in load_boards(boards).warnings)
+    path.write_text(text.replace("config_h_guard:", "acknowledged_pins: [35]\nconfig_h_guard:", 1), encoding="utf-8")
+    assert not any("GPIO 35" in w for w in load_boards(boards).warnings)
+
+
+def test_valid_tree_has_no_warnings(tmp_path: Path, repo_root: Path) -> None:
+    assert load_boards(make_board_tree(tmp_path, repo_root)).warnings == []
+

@@ -129,7 +129,8 @@ def test_app_fit_check_names_numbers(shared_fixtures: Path) -> None:
         ("o,data,ota,,0x2000\np,data,ota,,0x2000\n", 2, "a second otadata"),
         ("n,data,nvs,,0x2000\n", 1, "at least 0x3000"),
         ("o,data,ota,,0x2000,readonly\n", 1, "always read-write"),
-        ("a-very-long-partition,data,nvs,,0x4000\n", 1, "longer than 16 bytes"),
+        ("x" + "\u00e9" * 8 + ",data,nvs,,0x4000\n", 1, "splits a UTF-8 character"),
+        ("# only a comment\n", 1, "has no partitions"),
         ("a,data,nvs,$NOPE,0x4000\n", 1, "unknown variable $NOPE"),
         (",data,nvs,,0x4000\n", 1, "partition name is empty"),
         ("d,data,spiffs,0x9800,0x1000\n", 1, "not aligned to 0x1000"),
@@ -221,3 +222,15 @@ def test_property_malformed_csv_gives_user_errors_only(rows: list[str]) -> None:
                                                       getattr(exc, "errors", [exc]))
         return
     assert len(table.to_binary()) == 0xC00
+
+
+def test_long_name_is_truncated_like_gen_esp32part() -> None:
+    """gen_esp32part packs names with struct "16s" (first 16 bytes kept); the table warns at the row."""
+    import struct
+
+    table = parse_csv("a-very-long-partition,data,nvs,,0x4000\n", "long.csv", env={})
+    assert [p.name for p in table] == ["a-very-long-part"]
+    assert table.warnings and table.warnings[0].startswith("long.csv:1: partition name 'a-very-long-partition'")
+    reference = struct.pack("<2sBBLL16sL", b"\xaa\x50", 1, 2, 0x9000, 0x4000, b"a-very-long-partition", 0)
+    assert table.to_binary()[:32] == reference
+

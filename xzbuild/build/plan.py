@@ -125,5 +125,14 @@ def choose_entries(entries: list[MatrixEntry], names: Sequence[str], all_: bool,
         pool = list(chosen.values()) if (names or all_) else entries
         chosen = {e.full_name: e for e in pool
                   if all(any(_matches(e, k, p) for p in pats) for k, pats in rules.items())}
+        if not chosen:
+            for key, pats in rules.items():
+                if not any(_matches(e, key, p) for e in pool for p in pats):
+                    values = sorted({str(e.preview).lower() if key == "preview" else
+                                     (e.board.split("/", 1)[0] if key == "manufacturer" else str(getattr(e, key)))
+                                     for e in pool})
+                    shown = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
+                    raise UserError(f"--select {key}={'|'.join(pats)} matches no variant; {key} values here: {shown}")
+            raise UserError("the --select filters together match no variant; loosen one of them")
     order = {e.full_name: i for i, e in enumerate(entries)}
     return sorted(chosen.values(), key=lambda e: order[e.full_name])

@@ -5,8 +5,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -17,10 +20,16 @@ from pathlib import Path
 from xzbuild import __version__
 from xzbuild.build.job import BuildJob, TreeDigest, cache_key
 from xzbuild.build.progress import BuildProgress
-from xzbuild.build.release import clean_stale, release_variant, withdraw_variant, write_release_manifest
+from xzbuild.build.release import (
+    clean_stale,
+    discard_stage,
+    release_variant,
+    withdraw_variant,
+    write_release_manifest,
+)
 from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
 from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
-from xzbuild.errors import UserError
+from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import atomic_write_text
 
 
@@ -72,8 +81,11 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
             withdraw_variant(out, record.full_name)  # an older build must not pass for this run's result
         with lock:
             records[record.full_name] = record
-            partial.write(record.to_json() + "\n")
-            partial.flush()
+            try:
+                partial.write(record.to_json() + "\n")
+                partial.flush()
+            except OSError:
+                pass  # a full disk: the record is kept in memory for results.jsonl
         progress.finish(record)
 
     def release(job: BuildJob, obj: Path, status: BuildStatus, seconds: float, log: str | None) -> None:
@@ -85,11 +97,23 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
             finish(_record(job, BuildStatus.FAILED, reason=exc.message, error=str(exc), key=key, seconds=seconds,
                            log=log))
             return
+        except OSError as exc:  # e.g. a full disk while packaging: this variant fails, the others go on
+            discard_stage(out, job.full_name)  # and its half-staged copy gives the space back
+            finish(_record(job, BuildStatus.FAILED, reason=_os_reason(exc), key=key, seconds=seconds, log=log))
+            return
         finish(_record(job, status, key=key, seconds=seconds, log=log, app_size=rel["app_size"],
                        app_partition_size=rel["app_partition_size"],
                        artifacts={"dir": job.full_name, "zip": rel["zip"]["path"]}))
 
     def work(job: BuildJob) -> None:
+        try:
+            build_one(job)
+        except OSError as exc:  # a full or read-only disk fails the variant; results of the others are kept
+            finish(_record(job, BuildStatus.FAILED, reason=_os_reason(exc), key=keys[job.full_name]))
+            if not options.keep_going:
+                stop.set()
+
+    def build_one(job: BuildJob) -> None:
         if stop.is_set():
             finish(_record(job, BuildStatus.SKIPPED, reason="not started: an earlier variant failed "
                                                             "(use --keep-going to build the rest)"))
@@ -111,7 +135,8 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
             return
         try:
             obj = store_object(runner.cache_root, key, runner.build_dir(job),
-                               {"full_name": job.full_name, "key": key, "seconds": outcome.seconds})
+                               {"full_name": job.full_name, "key": key, "seconds": outcome.seconds},
+                               replace=options.force)
         except UserError as exc:
             finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, seconds=outcome.seconds,
                            log=rel_log))
@@ -131,21 +156,47 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         pool_wall = time.monotonic() - pool_started
     finally:
         progress.close()
-        partial.close()
-        tree.save()
+        with contextlib.suppress(OSError):  # a full disk: the records are in memory and written below
+            partial.close()
+        with contextlib.suppress(OSError):  # the stat cache only speeds up the next run
+            tree.save()
     all_records = list(records.values()) + options.extra_records
-    write_records(out / "results.jsonl", all_records)
-    atomic_write_text(out / "junit.xml", junit_xml(all_records))
+    failed_writes: list[OSError] = []
+    try:
+        write_records(out / "results.jsonl", all_records)
+        atomic_write_text(out / "junit.xml", junit_xml(all_records))
+    except OSError as exc:  # keep .results.partial.jsonl (written as variants finished) and try the manifest
+        failed_writes.append(exc)
     busy = sum(r.seconds for r in records.values() if r.status is not BuildStatus.CACHED)
     run_stats = {"jobs": options.jobs, "variants": len(jobs), "built": len(todo), "pool_wall_s": round(pool_wall, 3),
                  "build_s_sum": round(busy, 3),
                  "pool_efficiency": round(busy / (options.jobs * pool_wall), 3) if pool_wall > 0 and todo else None}
-    atomic_write_text(out / "run.json", json.dumps(run_stats, indent=2) + "\n")
-    (out / ".results.partial.jsonl").unlink(missing_ok=True)
     version = jobs[0].version if jobs else ""
     idf = jobs[0].idf if jobs else ""
-    write_release_manifest(out, version, idf, f"xzbuild {__version__}")
+    for write in (lambda: write_release_manifest(out, version, idf, f"xzbuild {__version__}"),
+                  lambda: atomic_write_text(out / "run.json", json.dumps(run_stats, indent=2) + "\n")):
+        try:
+            write()
+        except OSError as exc:
+            failed_writes.append(exc)
+    if failed_writes:
+        first = failed_writes[0]
+        kept = "; per-variant results so far are in .results.partial.jsonl" if \
+            (out / ".results.partial.jsonl").is_file() else ""
+        raise UserError(f"cannot write {first.filename or out}: {_os_reason(first)}{kept}", Location(str(out)))
+    (out / ".results.partial.jsonl").unlink(missing_ok=True)
     return sorted(all_records, key=lambda r: r.full_name)
+
+
+def _os_reason(exc: OSError) -> str:
+    code, reason = exc.errno, exc.strerror
+    if code is None and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        # shutil.Error (copytree) carries a list of (src, dst, "[Errno N] reason: ...") tuples
+        m = re.search(r"\[Errno (\d+)\] ([^:]+)", str(exc.args[0][0][-1]))
+        code, reason = (int(m.group(1)), m.group(2)) if m else (None, "copying failed")
+    hint = {errno.ENOSPC: "free disk space and run again", errno.EROFS: "choose a writable --out",
+            errno.EACCES: "check the permissions of --out"}.get(code or 0, "check --out and run again")
+    return f"{reason or type(exc).__name__}; {hint}"
 
 
 def _warm_up() -> None:

@@ -286,6 +286,12 @@ def write_release_manifest(out: Path, project_version: str, idf: str, tool: str)
     return manifest
 
 
+def discard_stage(out: Path, full_name: str) -> None:
+    """Remove this process's half-staged copy of one variant (after a failure such as a full disk)."""
+    for stage in out.glob(f".{full_name}.{os.getpid()}.*.tmp"):
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def clean_stale(out: Path) -> None:
     """Remove temp dirs/files an interrupted run left in ``out`` (never a complete artifact)."""
     if not out.is_dir():

@@ -10,6 +10,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import read_user_text
 
 
 class BuildStatus(enum.StrEnum):
@@ -82,7 +83,7 @@ def write_records(path: Path, records: Iterable[BuildRecord]) -> None:
 def read_records(path: Path) -> list[BuildRecord]:
     """Read a JSON-lines file written by ``write_records`` (or appended to during a run)."""
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         if line.strip():
             out.append(BuildRecord.from_json(line, Location(str(path), number)))
     return out

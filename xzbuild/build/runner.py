@@ -221,10 +221,13 @@ def collect_outputs(build: Path) -> dict[str, str]:
     return files
 
 
-def store_object(cache_root: Path, key: str, build: Path, record: dict[str, object]) -> Path:
-    """Copy the outputs into ``objects/<key>`` via a temp dir + rename; returns the object dir."""
+def store_object(cache_root: Path, key: str, build: Path, record: dict[str, object], replace: bool = False) -> Path:
+    """Copy the outputs into ``objects/<key>`` via a temp dir + rename; returns the object dir.
+
+    A complete object already there is kept unless ``replace`` (``--force``); an incomplete or corrupt one
+    is always replaced by this fresh build."""
     final = object_dir(cache_root, key)
-    if final.is_dir() and (final / OBJECT_RECORD).is_file():
+    if not replace and cached_object(cache_root, key) is not None:
         return final
     tmp = cache_root / "tmp" / f"{key}.{os.getpid()}.{time.monotonic_ns()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -235,6 +238,11 @@ def store_object(cache_root: Path, key: str, build: Path, record: dict[str, obje
         shutil.copyfile(build / rel, dest)
     (tmp / OBJECT_RECORD).write_text(json.dumps({**record, "files": sorted(files)}, sort_keys=True, indent=1))
     final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():  # the old object (corrupt, or replaced on --force) moves aside, then goes
+        old = tmp.with_name(tmp.name + ".old")
+        with contextlib.suppress(OSError):
+            os.rename(final, old)
+        shutil.rmtree(old, ignore_errors=True)
     try:
         os.rename(tmp, final)
     except OSError:  # another process stored the same key first; theirs is as good as ours
@@ -258,6 +266,14 @@ def object_dir(cache_root: Path, key: str) -> Path:
 
 
 def cached_object(cache_root: Path, key: str) -> Path | None:
-    """The object dir if a complete object exists for ``key``."""
+    """The object dir if a complete object exists for ``key``: its record parses and lists files that are
+    all present; anything else (a truncated or unreadable record, a missing file) is a miss."""
     d = object_dir(cache_root, key)
-    return d if (d / OBJECT_RECORD).is_file() else None
+    try:
+        record = json.loads((d / OBJECT_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = record.get("files") if isinstance(record, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) and (d / f).is_file() for f in files):
+        return None
+    return d

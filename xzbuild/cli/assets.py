@@ -79,6 +79,11 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
             display=display, partition_size=partition_size), output)
         _echo(as_json, {"output": str(output), "size": bundle.size, "members": len(bundle.members)},
               f"wrote {output} ({bundle.size:,} B, {len(bundle.members)} members)")
+        if emoji_dir is not None:
+            from assets_gen import emoji
+
+            for warning in emoji.collection_warnings(emoji.load_emoji_dir(emoji_dir)):
+                click.echo(f"warning: {emoji_dir}: {warning}", err=True)
         return
     if output is not None:
         raise UserError("-o is for explicit mode; per-variant bundles go to --out DIR/<variant>/assets.bin")
@@ -212,10 +217,10 @@ def emoji_cmd(size: str, from_dir: Path | None, emoji_font: Path | None, output:
         files = emoji.render_font_collection(int(size), emoji_font or emoji.NOTO_COLOR_EMOJI)
     for f in files:
         write_if_changed(output / f.file, f.data)
-    missing, extra = emoji.collection_report(files)
+    _missing, extra = emoji.collection_report(files)
     click.echo(f"wrote {len(files)} emoji to {output}")
-    if missing:
-        click.echo(f"warning: missing standard emotions: {', '.join(missing)}", err=True)
+    for warning in emoji.collection_warnings(files):
+        click.echo(f"warning: {warning}", err=True)
     if extra:
         click.echo(f"note: non-standard names (used only if the firmware asks for them): {', '.join(extra)}", err=True)
 

@@ -62,6 +62,15 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     from xzbuild.matrix import apply_shard, list_variants
     from xzbuild.model import load_boards
 
+    try:
+        requested = json.loads(build_options_json) if build_options_json else None
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--build-options-json") from None
+    if requested is not None and not (isinstance(requested, dict) and all(
+            isinstance(v, (str, bool, int, float)) for v in requested.values())):
+        raise click.BadParameter(f"expected a JSON object of option: value, such as "
+                                 f"'{{\"display_style\": \"wechat\"}}', got {build_options_json}",
+                                 param_hint="--build-options-json")
     names = list(variants)
     if selection is not None:
         from xzbuild.matrix.commands import read_selection
@@ -79,10 +88,6 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     entries = choose_entries(list_variants(board_set, idf=idf), names, all_, selectors)
     enabled = apply_shard([e for e in entries if e.enabled], shard)
     disabled = [] if shard else [e for e in entries if not e.enabled]
-    try:
-        requested = json.loads(build_options_json) if build_options_json else None
-    except ValueError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint="--build-options-json") from None
     jobs_list = make_jobs(enabled, fw, board_set, idf, language=language, wake_word=wake_word,
                           build_options=requested)
     repo_root = Path(board_set.root).resolve().parent

@@ -14,7 +14,8 @@ from xzbuild.cli.hil import hil
 
 @hil.command("run", context_settings={"ignore_unknown_options": True})
 @click.option("--lab", default=None, help="lab inventory (lab.yaml); boards are paired by the variant they carry")
-@click.option("--virtual", "virtual", type=int, default=0, help="spawn N virtual boards instead of a lab")
+@click.option("--virtual", "virtual", type=click.IntRange(0, 32), default=0,
+              help="spawn N virtual boards instead of a lab")
 @click.option("--variant", "variants", multiple=True, help="only these variants (repeatable)")
 @click.option("--dist", default=None, help="artifacts dir from `xzbuild matrix build` (default: dist if present)")
 @click.option("--build", "builds", multiple=True, help="an IDF build dir to test (repeatable)")

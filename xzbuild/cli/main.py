@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -93,7 +94,42 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # permissions, read-only or full disks, a file where a directory belongs
+        click.echo(describe_os_error(exc), err=True)
+        return 1
+    except MemoryError:
+        click.echo("error: out of memory; the input is too large for this machine", err=True)
+        return 1
     return rv if isinstance(rv, int) else 0
+
+
+# errno → how to fix it; the message names the path and the system's reason first.
+_OS_ERROR_HINTS: dict[int, str] = {
+    errno.EACCES: "check the file's permissions or choose another path",
+    errno.EPERM: "check the file's permissions or choose another path",
+    errno.EROFS: "the file system is read-only; choose a writable location (e.g. --out)",
+    errno.ENOSPC: "the disk is full; free some space and run again",
+    errno.EDQUOT: "the disk quota is exhausted; free some space and run again",
+    errno.ENOTDIR: "a file is in the way where a directory is needed; remove it or choose another path",
+    errno.EEXIST: "a file is in the way; remove it or choose another path",
+    errno.EISDIR: "this is a directory; pass a file",
+    errno.ENOENT: "check the path",
+    errno.EMFILE: "too many open files; raise the limit (ulimit -n) and run again",
+    errno.ENFILE: "too many open files on the system; close some programs and run again",
+    errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
+    errno.ELOOP: "too many symbolic links; check the path",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for an OSError: ``path: reason; how to fix`` (``error: reason`` when there is no path)."""
+    reason = exc.strerror or exc.__class__.__name__
+    hint = _OS_ERROR_HINTS.get(exc.errno or 0, "check the path and run again")
+    names = [os.fsdecode(n) if isinstance(n, bytes) else str(n) for n in (exc.filename, exc.filename2)
+             if n is not None]
+    where = " -> ".join(names)
+    text = f"{where}: {reason}; {hint}" if where else f"error: {reason}; {hint}"
+    return text.replace("\n", " ").replace("\r", " ")
 
 
 def _has_location(line: str) -> bool:

@@ -12,7 +12,26 @@ import click
 
 _BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
                            show_default=True, help="Directory holding the board files.")
-_IDF_OPT = click.option("--idf", default="6.0.2", show_default=True,
+# ESP-IDF release lines (MAJOR.MINOR) the firmware's gates are written for; another version is most likely a
+# typo (6.01, 9.9) that would list a plausible but wrong matrix. Add a line here when ESP-IDF releases it.
+KNOWN_IDF_RELEASES = ("5.3", "5.4", "5.5", "6.0", "6.1")
+
+
+def _known_idf(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """Reject ESP-IDF versions outside the known release lines (one value or a tuple of them)."""
+    from xzbuild.matrix import normalize_idf
+
+    for text in value if isinstance(value, tuple) else (value,):
+        if text is None:
+            continue
+        line = ".".join(normalize_idf(str(text)).split(".")[:2])
+        if line not in KNOWN_IDF_RELEASES:
+            raise click.BadParameter(f"ESP-IDF {text} is not a known release line ({', '.join(KNOWN_IDF_RELEASES)})"
+                                     "; check for a typo", ctx=ctx, param=param)
+    return value
+
+
+_IDF_OPT = click.option("--idf", default="6.0.2", show_default=True, callback=_known_idf,
                         help="ESP-IDF version the matrix is listed for (variants gated to other versions are excluded).")
 _SHARD_OPT = click.option("--shard", default=None, metavar="i/N",
                           help="Only shard i of N (cost-balanced, stable under reordering).")
@@ -78,7 +97,7 @@ def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, r
 
 @matrix.command("github")
 @_BOARDS_OPT
-@click.option("--idf", "idfs", multiple=True, default=("6.0.2", "6.1"), show_default=True,
+@click.option("--idf", "idfs", multiple=True, default=("6.0.2", "6.1"), show_default=True, callback=_known_idf,
               help="IDF versions, in preference order; each variant uses the first that supports it.")
 @click.option("--shards", type=click.IntRange(1, 256), default=None,
               help="Total number of cost-balanced build jobs (default: one job per variant).")

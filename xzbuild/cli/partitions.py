@@ -24,7 +24,7 @@ def _table_options(f):  # type: ignore[no-untyped-def]
 
 def _load(path: Path, table_offset: str, bootloader_offset: str | None, secure_v1: bool, flash_size: str | None):
     """Read a CSV (or a binary table, detected by its magic) and run every check."""
-    from xzbuild.errors import UserError
+    from xzbuild.errors import Location, UserError
     from xzbuild.partitions import check_fits_flash, parse_binary, parse_number, read_csv, verify_table
 
     try:
@@ -39,8 +39,21 @@ def _load(path: Path, table_offset: str, bootloader_offset: str | None, secure_v
     else:
         table = read_csv(path, table_offset=offset, bootloader_offset=boot, verify=False)
         verify_table(table, secure_v1=secure_v1)
+    if table.apps() == [] and head != b"\xaa\x50":
+        raise UserError("the table has no app partition, so the bootloader has nothing to boot; add a factory or "
+                        "ota_0 app partition", Location(str(path)))
     if flash_size:
         check_fits_flash(table, flash_size)
+    else:
+        needed = next((mb for mb in (1, 2, 4, 8, 16, 32, 64, 128) if table.flash_end() <= mb << 20), None)
+        if needed is None:
+            raise UserError(f"the table ends at {table.flash_end():#x}, beyond the largest flash (128MB)",
+                            Location(str(path)))
+        if needed > 16:
+            click.echo(f"warning: {path}: the table ends at {table.flash_end():#x} and needs a {needed}MB flash; "
+                       "pass --flash-size to check it against the board's flash", err=True)
+    for warning in table.warnings:
+        click.echo(f"warning: {warning}", err=True)
     return table
 
 

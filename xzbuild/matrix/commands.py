@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import atomic_write_text
+from xzbuild.fsutil import atomic_write_text, read_user_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 
@@ -66,7 +66,7 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
 
 def read_selection(path: Path) -> set[str]:
     """Full names from `matrix select --json` output, or a text file with one full name per line."""
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -108,7 +108,7 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -144,8 +144,12 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
             merged[name] = record
             seen_at[name] = str(where)
     if matrix_file is not None:
-        matrix = json.loads(matrix_file.read_text(encoding="utf-8"))
-        expected = {n for job in matrix.get("include", []) for n in str(job.get("variants", "")).split()}
+        try:
+            matrix = json.loads(read_user_text(matrix_file))
+            expected = {n for job in matrix.get("include", []) for n in str(job.get("variants", "")).split()}
+        except (ValueError, AttributeError, TypeError):
+            raise UserError("expected the JSON that `matrix github` prints ({\"include\": [...]})",
+                            Location(str(matrix_file), 1, 1)) from None
         missing = sorted(expected - set(merged))
         if missing:
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""

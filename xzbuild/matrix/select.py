@@ -365,4 +365,10 @@ class GitContent:
             raise UserError(f"git diff {self.base} {self.head or ''} in {self.repo} failed: "
                             f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'unknown error'}"
                             "; check --base/--head are commits of that repository")
-        return [line for line in proc.stdout.splitlines() if line.strip()]
+        paths = [line for line in proc.stdout.splitlines() if line.strip()]
+        if self.head is None:  # the work tree: new files not yet added to git are changes too (a new board file)
+            extra = subprocess.run(["git", "-C", str(self.repo), "ls-files", "--others", "--exclude-standard"],
+                                   capture_output=True, text=True, check=False)
+            if extra.returncode == 0:
+                paths += sorted(set(extra.stdout.splitlines()) - set(paths) - {""})
+        return paths

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from xzbuild.errors import Location, UserError
+from xzbuild.fsutil import read_user_text
 
 # Relative build cost per target, measured as "how long a clean idf.py build takes" relative to an esp32s3
 # build. Only the ratios matter; a history file replaces them with real durations.
@@ -103,7 +104,7 @@ class CostModel:
 def load_history(path: Path) -> tuple[dict[str, float], dict[str, str]]:
     """Read build durations: a JSON object ``{full_name: seconds}``, or a JSON list / JSON-lines file of
     build results (`matrix build`'s results.jsonl: ``full_name``, ``seconds``, ``target``). Later records win."""
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(path)
     records: list[object]
     try:
         data = json.loads(text) if text.strip() else {}

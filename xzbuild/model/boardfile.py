@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from xzbuild.parts.items import Item
 
 BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
-              "variants", "hardware", "shared_gpios", "config_h_guard", "config_h"]
+              "variants", "hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h"]
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
                 "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
@@ -30,7 +30,7 @@ VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconf
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
 FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
-HARDWARE_KEYS = ("hardware", "shared_gpios", "config_h_guard", "config_h")
+HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h")
 SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
 MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -65,16 +65,18 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         from xzbuild.parts import check_hardware
 
         board.hardware = check_hardware(ck, data["hardware"], "hardware")
-    if "shared_gpios" in data:
-        raw = data["shared_gpios"]
+    for key, pins in (("shared_gpios", board.shared_gpios), ("acknowledged_pins", board.acknowledged_pins)):
+        if key not in data:
+            continue
+        raw = data[key]
         if isinstance(raw, list):
             for i, pin in enumerate(raw):
                 if isinstance(pin, int) and not isinstance(pin, bool) and pin >= 0:
-                    board.shared_gpios.append(pin)
+                    pins.append(pin)
                 else:
-                    ck.error(join("shared_gpios", i), f"expected a GPIO number, got {describe(pin)}")
+                    ck.error(join(key, i), f"expected a GPIO number, got {describe(pin)}")
         else:
-            ck.error("shared_gpios", f"expected a list of GPIO numbers, got {describe(raw)}")
+            ck.error(key, f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
         board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
     if "config_h" in data:

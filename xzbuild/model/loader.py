@@ -118,9 +118,14 @@ def load_boards(root: Path, validate: bool = True, hardware: bool = True) -> Boa
     bs = BoardSet(root=root, boards=boards, firmware=firmware)
     _resolve(bs, errors)
     if validate:
+        from xzbuild.model.hwrefs import reserved_pin_warnings
         from xzbuild.model.validate import validate_board_set
 
         errors.extend(validate_board_set(bs, complete=unreadable == 0))
+        from xzbuild.model.sdkkeys import unknown_key_warnings
+
+        bs.warnings.extend(w for b in boards for w in reserved_pin_warnings(b))
+        bs.warnings.extend(unknown_key_warnings(bs))
     if errors:
         raise UserErrors(_sorted_errors(errors))
     return bs

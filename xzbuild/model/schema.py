@@ -91,6 +91,9 @@ def board_schema() -> dict[str, Any]:
             "hardware": {"$ref": "#/$defs/hardware"},
             "shared_gpios": {"type": "array", "items": {"type": "integer", "minimum": 0},
                              "description": "GPIOs the board deliberately uses for more than one signal."},
+            "acknowledged_pins": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                                  "description": "Flash/PSRAM pins of the chip that this board's module leaves "
+                                                 "free and uses anyway (silences the warning)."},
             "config_h_guard": {"type": "string"},
             "config_h": {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}},
         },

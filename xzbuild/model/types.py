@@ -130,6 +130,7 @@ class Board:
     source_facts: SourceFacts = field(default_factory=SourceFacts)
     hardware: dict[str, dict[str, Any]] = field(default_factory=dict)
     shared_gpios: list[int] = field(default_factory=list)
+    acknowledged_pins: list[int] = field(default_factory=list)  # flash/PSRAM pins the board really uses
     config_h: list[Item] = field(default_factory=list)
     config_h_guard: str | None = None
     has_config_json: bool = True

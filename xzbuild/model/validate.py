@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.errors import UserError
+from xzbuild.errors import UserError, UserErrors
 from xzbuild.model.naming import (
     ICON_FONT_RE,
     IDENT_RE,
@@ -85,6 +85,9 @@ def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
     if not board.hardware_loaded:
         return out  # loaded for the matrix only: `boards check` runs the hardware rules
     out.extend(_pin_rules(board))
+    from xzbuild.model.hwrefs import reference_errors
+
+    out.extend(reference_errors(board))
     from xzbuild.parts import count_hardware_markers
 
     if count_hardware_markers(board.config_h) > 1:
@@ -213,7 +216,11 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
         if cache_key not in _table_cache:
             _table_cache[cache_key] = read_csv(path, verify=False)
         end = _table_cache[cache_key].flash_end()
+    except UserErrors as exc:  # reported at the CSV's own lines; the loader merges the copies other boards add
+        return list(exc.errors)
     except UserError as exc:
+        if exc.location is not None:
+            return [exc]
         return [UserError(f"{v.path_key}: partition table '{v.partition_table}' is invalid ({exc.message})", where)]
     if end > size:
         return [UserError(f"{v.path_key}: partition table '{v.partition_table}' ends at {end:#x} but the flash is "

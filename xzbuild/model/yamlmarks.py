@@ -92,6 +92,47 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 _STR_TAG = "tag:yaml.org,2002:str"
 
+# Board files are hand-written text of a few KB (the largest committed one is ~30 KB); these bounds refuse
+# hostile input ("billion laughs" alias bombs, multi-MB files) in milliseconds instead of exhausting memory.
+MAX_FILE_BYTES = 1024 * 1024
+MAX_EXPANDED_NODES = 200_000  # nodes after alias expansion; the committed boards have at most a few thousand
+
+
+def _expanded_size(root: yaml.Node, limit: int, shown: str) -> int:
+    """Nodes the tree under ``root`` has once aliases (and merge keys) are expanded, computed per distinct
+    node, so a 1 KB alias bomb costs microseconds; refuses recursive aliases and trees over ``limit``."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            return known
+        if key in active:
+            raise UserError("invalid YAML: an alias refers to its own anchor (recursive structure); "
+                            "write the data out", _at(node, shown))
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                total += size(item)
+        active.discard(key)
+        if total > limit:
+            raise UserError(f"YAML aliases expand to more than {limit} nodes; write the data out instead of "
+                            "nesting aliases", _at(node, shown))
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
+def _at(node: yaml.Node, shown: str) -> Location:
+    return Location(shown, node.start_mark.line + 1, node.start_mark.column + 1)
+
 
 def _convert(loader: _Loader, node: yaml.Node, path: str, doc: MarkedDoc) -> Any:
     doc.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -187,13 +228,21 @@ def load_marked(path: Path, display_path: str | None = None, text: str | None = 
     Files whose layout is not a plain block mapping are parsed whole.
     """
     shown = display_path or str(path)
+    too_big = UserError(f"file is larger than {MAX_FILE_BYTES // 1024} KiB; board and inventory files are "
+                        "hand-written text, split or shorten it", Location(shown, 1, 1))
     if text is None:
         try:
-            text = path.read_text(encoding="utf-8")
+            with path.open("rb") as fh:
+                raw = fh.read(MAX_FILE_BYTES + 1)
+            if len(raw) > MAX_FILE_BYTES:
+                raise too_big
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UserError(f"not valid UTF-8 ({exc.reason}); save the file as UTF-8", Location(shown, 1, 1)) from None
         except OSError as exc:
             raise UserError(f"cannot read file: {exc.strerror}", Location(shown)) from None
+    if len(text) > MAX_FILE_BYTES:
+        raise too_big
     doc = MarkedDoc(path=path, data=None, display_path=shown)
     found = _UNPRINTABLE.search(text)
     if found is not None:
@@ -208,6 +257,8 @@ def load_marked(path: Path, display_path: str | None = None, text: str | None = 
         loader = _Loader(short)
         try:
             node = loader.get_single_node()
+            if node is not None:
+                _expanded_size(node, MAX_EXPANDED_NODES, shown)
             doc.data = None if node is None else _convert(loader, node, "", doc)
             if isinstance(doc.data, dict) and list(doc.data) == kept:
                 doc.skipped = tuple(skipped)
@@ -220,6 +271,8 @@ def load_marked(path: Path, display_path: str | None = None, text: str | None = 
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _expanded_size(node, MAX_EXPANDED_NODES, shown)
         doc.data = None if node is None else _convert(loader, node, "", doc)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -37,6 +37,7 @@ FLAGS: dict[str, int] = {"encrypted": 0, "readonly": 1}
 
 TABLE_OFFSET = 0x8000  # ESP-IDF's default CONFIG_PARTITION_TABLE_OFFSET (xiaozhi sets it explicitly too)
 TABLE_SECTOR = 0x1000  # the table owns one flash sector; partitions start after it
+NAME_BYTES = 16  # the entry's name field
 MAX_TABLE_BYTES = 0xC00  # data region of the sector; the rest is reserved for a signature
 ENTRY = struct.Struct("<2sBBLL16sL")
 MAGIC = b"\xaa\x50"
@@ -93,6 +94,7 @@ class PartitionTable:
     entries: tuple[Partition, ...]
     source: str = "<table>"
     table_offset: int = TABLE_OFFSET
+    warnings: tuple[str, ...] = ()  # "file:line: message" lines, e.g. names gen_esp32part truncates
 
     def __iter__(self) -> Iterator[Partition]:
         return iter(self.entries)
@@ -215,14 +217,24 @@ def _field_int(text: str, what: str, loc: Location, keywords: Mapping[str, int] 
         raise UserError(f"invalid {what} {text!r}{known}", loc) from None
 
 
-def _parse_row(raw: str, line: int, source: str, table_offset: int, bootloader_offset: int | None) -> _Row:
+def _parse_row(raw: str, line: int, source: str, table_offset: int, bootloader_offset: int | None,
+               warnings: list[str]) -> _Row:
     loc = Location(source, line)
     fields = [f.strip() for f in raw.split(",")] + [""] * 6  # missing trailing fields are empty
     name, type_text, sub_text, off_text, size_text, flag_text = fields[:6]
     if not name:
         raise UserError("partition name is empty; put a name in the first column", loc)
-    if len(name.encode()) > 16:
-        raise UserError(f"partition name {name!r} is longer than 16 bytes; shorten it", loc)
+    if len(name.encode()) > NAME_BYTES:
+        # gen_esp32part packs the name with struct "16s", which keeps the first 16 bytes; so do we, but say so.
+        cut = name.encode()[:NAME_BYTES]
+        try:
+            short = cut.decode()
+        except UnicodeDecodeError:
+            raise UserError(f"partition name {name!r} is longer than {NAME_BYTES} bytes and cutting it splits a "
+                            "UTF-8 character; shorten it", loc) from None
+        warnings.append(f"{loc}: partition name {name!r} is longer than {NAME_BYTES} bytes; the table stores "
+                        f"{short!r} (as gen_esp32part does); shorten it to silence this")
+        name = short
     if not type_text:
         raise UserError("partition type is empty; use app, data or a number", loc)
     ptype = _field_int(type_text, "partition type", loc, TYPES)
@@ -266,17 +278,21 @@ def parse_csv(text: str, source: str = "<csv>", *, table_offset: int = TABLE_OFF
     env = os.environ if env is None else env
     rows: list[_Row] = []
     errors: list[UserError] = []
+    warnings: list[str] = []
     for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         loc = Location(source, number)
         try:
             line = _expand(raw, env, loc).strip()
             if line and not line.startswith("#"):
-                rows.append(_parse_row(line, number, source, table_offset, bootloader_offset))
+                rows.append(_parse_row(line, number, source, table_offset, bootloader_offset, warnings))
         except UserError as exc:
             errors.append(exc)
+    if not rows and not errors:
+        errors.append(UserError("the partition table has no partitions; add at least nvs and an app partition "
+                                "(see ESP-IDF's partitions_singleapp.csv)", Location(source, 1)))
     if errors:
         raise UserErrors(errors)
-    table = PartitionTable(tuple(_place(rows, source, table_offset)), source, table_offset)
+    table = PartitionTable(tuple(_place(rows, source, table_offset)), source, table_offset, tuple(warnings))
     if verify:
         from xzbuild.partitions.checks import verify_table
 

@@ -58,7 +58,8 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
                 continue
             f = part.field(key)
             assert f is not None
-            problem = values.check(f.kind, val)
+            val = values.canonical(f.kind, val)
+            problem = values.check(f.kind, val) or _range_problem(f.kind, f"{name}.{key}", val)
             if problem:
                 from xzbuild.model.check import describe
 
@@ -71,6 +72,14 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
                 clean["verbatim"] = verbatim
         out[name] = clean
     return out
+
+
+def _range_problem(kind: str, field_path: str, value: Any) -> str | None:
+    if kind != "int" or not isinstance(value, int) or isinstance(value, bool):
+        return None
+    from xzbuild.parts.ranges import range_problem
+
+    return range_problem(field_path, value)
 
 
 def _check_verbatim(ck: Checker, part: Part, data: dict[str, Any], path: str, clean: dict[str, Any]) -> dict[str, str]:

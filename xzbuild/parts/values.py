@@ -139,6 +139,19 @@ def spelling_problem(kind: str, value: Any, text: Any, parens: bool = False) -> 
     return None
 
 
+def canonical(kind: str, value: Any) -> Any:
+    """``value`` with C spellings of GPIO numbers read as numbers (``GPIO_NUM_40`` → 40, ``GPIO_NUM_NC`` →
+    NC), so pin-exists and pin-clash checks see them; the header still spells them ``GPIO_NUM_40``."""
+    if kind == "gpio" and isinstance(value, str):
+        text = value.strip().removeprefix("(").removesuffix(")").strip()
+        if text == "GPIO_NUM_NC":
+            return "NC"
+        m = _GPIO.match(text)
+        if m:
+            return int(m.group(1))
+    return value
+
+
 def check(kind: str, value: Any) -> str | None:
     """Error text if ``value`` is not valid YAML data for ``kind`` (None when fine)."""
     is_ref = isinstance(value, str) and bool(_IDENT.match(value)) and value not in ("true", "false")
