@@ -66,14 +66,18 @@ def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, targe
 @click.option("--json", "as_json", is_flag=True, help="Print the selection as JSON.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
               help="Select everything once this fraction of variants is affected.")
+@click.option("--mode", type=click.Choice(["sound", "pr"]), default="sound", show_default=True,
+              help="sound: every variant a change may affect; pr: one per compile-equivalence class of each "
+                   "changed shared C/C++ file (compile and link checks only; keep sound for main and releases).")
 @_SHARD_OPT
 @_HISTORY_OPT
 def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path, firmware: Path | None,
-               why: bool, as_json: bool, threshold: float, shard: str | None, cost_history: Path | None) -> None:
+               why: bool, as_json: bool, threshold: float, mode: str, shard: str | None,
+               cost_history: Path | None) -> None:
     """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
     from xzbuild.matrix.commands import run_select
 
-    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history)
+    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history, mode)
 
 
 @matrix.command("github")

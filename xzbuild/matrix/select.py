@@ -366,3 +366,4 @@ class GitContent:
                             f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'unknown error'}"
                             "; check --base/--head are commits of that repository")
         return [line for line in proc.stdout.splitlines() if line.strip()]
+
