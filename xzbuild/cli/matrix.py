@@ -118,4 +118,23 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
     run_merge(list(results), matrix_file, output)
 
 
+@matrix.command("size")
+@click.option("--base", "base", type=click.Path(path_type=Path, exists=True), required=True,
+              help="The base build: a `matrix build --out` directory or its manifest.json (PR base, previous release).")
+@click.argument("head", type=click.Path(path_type=Path, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
+              help="markdown: a table for $GITHUB_STEP_SUMMARY or a PR comment (grown variants first).")
+@click.option("--fail-above", type=click.FloatRange(min=0.0), default=None, metavar="PCT",
+              help="Exit 1 naming every variant whose app grew by more than PCT percent.")
+@click.option("--min-free", type=click.FloatRange(0.0, 100.0), default=None, metavar="PCT",
+              help="Exit 1 naming every variant with less than PCT percent of its app slot free.")
+def size_cmd(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
+             min_free: float | None) -> None:
+    """Compare app sizes of HEAD (a build output) with --base: per variant, delta, slot headroom, regions."""
+    from xzbuild.build.size import run_size
+
+    run_size(base, head, as_json, fmt, fail_above, min_free)
+
+
 COMMANDS = [matrix]
