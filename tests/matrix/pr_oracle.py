@@ -7,7 +7,10 @@ that claim the way a compiler would see it, from outside references only:
 - the fragment is resolved through the tree's ``main/Kconfig.projbuild`` with esp-idf-kconfig, on top of the
   tree's ``sdkconfig.defaults`` layers (ESP-IDF's own symbols stubbed: ``IDF_TARGET_*`` by target, the rest
   as settable bools), and written as ``sdkconfig.h`` would define it;
-- the board identity macros come from the tree's ``main/CMakeLists.txt`` branch for the board's symbol;
+- the board identity macros come from the tree's ``main/CMakeLists.txt`` branch for the board's symbol
+  (the string ones — board type, name, manufacturer — are one placeholder literal for every variant: their
+  content, limited by CMake to ``[a-z0-9.-]``, changes no compile or link result; font identifiers are the
+  board's own);
 - ``gcc -E`` preprocesses the unit with the tree's include directories, the board directory, and empty
   stubs for every header the tree does not contain (ESP-IDF, components, the C/C++ library).
 Every member of a class must give the representative's output exactly.
@@ -153,9 +156,9 @@ def identity_macros(tree: Path, symbol: str, record: dict[str, object]) -> list[
     branch = re.search(rf"if\s*\(\s*{re.escape(symbol)}\s*\)(.*?)(?=^\s*(?:elseif|else|endif)\s*\()", cmake,
                        re.MULTILINE | re.DOTALL)
     sets = dict(re.findall(r"set\s*\(\s*(\w+)\s+\"?([^\s\")]+)\"?\s*\)", branch.group(1))) if branch else {}
-    board = str(record["board"])
-    flags = [f'-DBOARD_TYPE="{record["type"]}"', f'-DBOARD_NAME="{record["name"]}"',
-             f'-DBOARD_MANUFACTURER="{board.split("/")[0] if "/" in board else ""}"']
+    # The identity strings (CMake allows [a-z0-9.-] only) are literals whose content changes no compile or
+    # link result: every variant gets the same one, so outputs differ only where compiling could.
+    flags = [f'-D{name}="<board identity>"' for name in ("BOARD_TYPE", "BOARD_NAME", "BOARD_MANUFACTURER")]
     for var in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT"):
         if var in sets:
             flags.append(f"-D{var}={sets[var]}")

@@ -18,8 +18,13 @@ set(SOURCES "a.cc" "b.cc")
 if(CONFIG_BOARD_TYPE_ONE)
     set(MANUFACTURER "m")
     set(BOARD_TYPE "one")
+    set(BUILTIN_TEXT_FONT font_a)
 elseif(CONFIG_BOARD_TYPE_TWO)
     set(BOARD_TYPE "two")
+    set(BUILTIN_TEXT_FONT font_b)
+elseif(CONFIG_BOARD_TYPE_THREE)
+    set(BOARD_TYPE "three")
+    set(BUILTIN_TEXT_FONT font_a)
 endif()
 if(CONFIG_USE_EXTRA)
     list(APPEND SOURCES "extra.cc")
@@ -36,6 +41,7 @@ TREE = {
     "main/deep/c.h": "#if CONFIG_FEATURE_Y\n#endif\n",
     "main/b.cc": '#include "config.h"\n',
     "main/name.cc": "const char* n = BOARD_NAME;\n",
+    "main/font.cc": "extern int BUILTIN_TEXT_FONT;\n",
     "main/boards/one/config.h": "#define PIN 1\n",
     "main/boards/one/one.cc": '#include "config.h"\n#include "a.h"\n',
     "main/boards/two/config.h": "#define PIN 2\n",
@@ -60,7 +66,7 @@ def test_includers_and_closure(tree: SourceTree) -> None:
 
 def test_cmake_symbols_leave_out_the_board_chain() -> None:
     assert link_symbols(CMAKE) == {"USE_EXTRA", "BOARD_TYPE_TWO"}  # the extra source's condition stays
-    assert board_macros(CMAKE) == {"BOARD_NAME", "BUILTIN_TEXT_FONT"}
+    assert board_macros(CMAKE) == {"BOARD_NAME": True, "BUILTIN_TEXT_FONT": False}
 
 
 @pytest.mark.parametrize("path,shared", [("main/a.cc", True), ("main/boards/common/board.h", True),
@@ -84,10 +90,12 @@ def test_classes_split_on_mentioned_symbols_only(tree: SourceTree) -> None:
     assert all("target=" in c.describe() for c in classes)
 
 
-def test_identity_macros_make_a_unit_per_board(tree: SourceTree) -> None:
-    entries = [make_entry("one"), make_entry("two")]
-    classes = classes_for_path("main/name.cc", entries, tree, CMAKE, lambda e: {}, lambda unit, e: True)
-    assert sorted(c.members for c in classes) == [("one",), ("two",)]
+def test_identity_strings_do_not_split_but_font_macros_do(tree: SourceTree) -> None:
+    entries = [make_entry("one"), make_entry("two"), make_entry("three")]
+    names = classes_for_path("main/name.cc", entries, tree, CMAKE, lambda e: {}, lambda unit, e: True)
+    assert [c.members for c in names] == [("one", "two", "three")]  # BOARD_NAME is a string literal
+    fonts = classes_for_path("main/font.cc", entries, tree, CMAKE, lambda e: {}, lambda unit, e: True)
+    assert sorted(c.members for c in fonts) == [("one", "three"), ("two",)]  # by the branch's font
 
 
 def test_variants_compiling_no_reaching_unit_still_get_a_class(tree: SourceTree) -> None:

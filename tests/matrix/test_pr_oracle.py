@@ -9,6 +9,7 @@ The default run replays the newest such commits up to a budget of gcc runs; `-m 
 
 from __future__ import annotations
 
+import difflib
 import json
 import subprocess
 import sys
@@ -97,8 +98,12 @@ def _replay(repo: Path, boards: Path, fragments: tuple[list[dict[str, object]], 
             rep = klass["representative"]
             expected = outputs[(rep, klass["unit"])]
             rep_outputs.setdefault(klass["unit"], []).append(expected)
-            refuted += [f"{klass['unit']}: {m} differs from {rep}" for m in klass["members"]
-                        if outputs[(m, klass["unit"])] != expected]
+            for member in klass["members"]:
+                got = outputs[(member, klass["unit"])]
+                if got != expected:
+                    diff = [line for line in difflib.unified_diff(expected.splitlines(), got.splitlines(),
+                                                                  lineterm="", n=0)][2:8]
+                    refuted.append(f"{klass['unit']}: {member} differs from {rep}: {' | '.join(diff)}")
         unnecessary = sum(len(outs) - len(set(outs)) for outs in rep_outputs.values())
         row = {"commit": rev[:8], "classes": len(selection["classes"]), "selected": selection["count"],
                "covered": len({m for c in selection["classes"] for m in c["members"]}),  # type: ignore[union-attr]

@@ -81,7 +81,7 @@ def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, 
                repo: Path, head: str | None, firmware: Path | None, cost_history: Path | None) -> Selection:
     """PR mode over the head tree (a revision of --repo, or the firmware work tree)."""
     from xzbuild.matrix.compile_classes import SourceTree
-    from xzbuild.matrix.pr_mode import select_pr
+    from xzbuild.matrix.pr_mode import select_pr, side_resolver
     from xzbuild.sdkconfig.resolve import Resolver
 
     root = firmware or repo
@@ -91,11 +91,18 @@ def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, 
     extra = [p for p in paths if p.endswith((".c", ".cc", ".cpp", ".h", ".hpp"))]
     tree = (SourceTree.from_git(repo, head, extra) if head is not None and (repo / "main").is_dir()
             else SourceTree.from_dir(root, extra))
-    kconfig = content.new("main/Kconfig.projbuild") if content is not None else None
     model = CostModel.from_file(cost_history) if cost_history else None
-    with Resolver(root, kconfig) as resolver:
-        return select_pr(entries, paths, graph, content, tree, lambda e: resolver.resolve(e).values,
-                         model.cost if model is not None and model.history else None)
+    targets = {e.target for e in entries}
+    head_side = side_resolver(content.new, targets) if content is not None else Resolver(root)
+    base_side = side_resolver(content.old, targets) if content is not None else None
+    try:
+        return select_pr(entries, paths, graph, content, tree, lambda e: head_side.resolve(e).values,
+                         model.cost if model is not None and model.history else None,
+                         (lambda e: base_side.resolve(e).values) if base_side is not None else None)
+    finally:
+        head_side.close()
+        if base_side is not None:
+            base_side.close()
 
 
 def read_selection(path: Path) -> set[str]:

@@ -33,7 +33,9 @@ _BOARD_CHAIN_BODY = re.compile(r"^\s*set\s*\(\s*BOARD_(?:DIR|TYPE)\b", re.IGNORE
 _TREE_ROOTS = ("main/", "components/")
 _COMPILE_DEFINITIONS = re.compile(r"(?:target_compile_definitions|add_compile_definitions)\s*\(([^)]*)\)",
                                   re.IGNORECASE)
-_DEFINED = re.compile(r"(?:^|\s)-?D?([A-Za-z_][A-Za-z0-9_]*)=")
+_DEFINED = re.compile(r"(?:^|\s)-?D?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_SET = re.compile(r"^\s*set\s*\(\s*(\w+)\s+\"?([^\s\")]*)\"?\s*\)", re.IGNORECASE)
+_IDENTITY_VARS = frozenset({"BOARD_DIR", "BOARD_TYPE", "BOARD_NAME", "MANUFACTURER", "BOARD_MANUFACTURER"})
 
 
 def is_shared_source(path: str) -> bool:
@@ -216,14 +218,36 @@ def _branch_body(lines: Sequence[str], start: int) -> Iterable[str]:
         yield line
 
 
-def board_macros(cmake: str) -> frozenset[str]:
+def board_macros(cmake: str) -> dict[str, bool]:
     """Macros ``main/CMakeLists.txt`` defines for every unit from the board's chain branch
-    (``target_compile_definitions(... BOARD_NAME=... BUILTIN_TEXT_FONT=...)``): a unit that mentions one
-    compiles per board."""
-    names: set[str] = set()
+    (``target_compile_definitions(... BOARD_NAME=\\"${BOARD_NAME}\\" BUILTIN_TEXT_FONT=${BUILTIN_TEXT_FONT})``),
+    each mapped to True when it is a string literal. A unit that mentions a value macro (a font identifier)
+    compiles per board branch; string literals (names CMake restricts to ``[a-z0-9.-]``) change no
+    compile or link result, so they do not split a class."""
+    names: dict[str, bool] = {}
     for block in _COMPILE_DEFINITIONS.findall(cmake):
-        names |= set(_DEFINED.findall(block))
-    return frozenset(names)
+        for name, value in _DEFINED.findall(block):
+            names[name] = value.startswith(('\\"', '"'))
+    return names
+
+
+def branch_values(cmake: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per board symbol (``CONFIG_BOARD_TYPE_X``), what its chain branch sets besides the board's identity
+    and directory (fonts, emoji collection): the inputs of the value macros."""
+    lines = cmake.splitlines()
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for index, line in enumerate(lines):
+        match = _CMAKE_IF.match(line)
+        if not match:
+            continue
+        body = list(_branch_body(lines, index + 1))
+        if not any(_BOARD_CHAIN_BODY.match(b) for b in body):
+            continue
+        values = tuple(sorted((m.group(1), m.group(2)) for b in body if (m := _SET.match(b))
+                              and m.group(1) not in _IDENTITY_VARS))
+        for symbol in _SYMBOL.findall(match.group(1)):
+            out.setdefault(symbol, values)
+    return out
 
 
 ClassKey = tuple[object, ...]
@@ -240,7 +264,7 @@ class CompileClass:
 
     def describe(self) -> str:
         """The key in words: target, IDF, board (when board-specific) and the symbol values it fixes."""
-        target, idf, board, symbols, link = self.key
+        target, idf, board, symbols, link, branch = self.key
         parts = [f"target={target}", f"idf={idf}"]
         if board:
             parts.append(f"board={board}")
@@ -251,6 +275,9 @@ class CompileClass:
         if unset:
             parts.append(f"{unset} mentioned symbol(s) unset")
         parts.append(f"{len(link)} CMake condition symbol(s) equal")
+        if branch is not None:
+            assert isinstance(branch, tuple)
+            parts.append("board branch " + ", ".join(f"{k}={v}" for k, v in branch))
         return f"{self.unit or 'no unit'}: " + "; ".join(parts)
 
 
@@ -270,16 +297,29 @@ def unit_variants(unit: str, entries: Sequence[MatrixEntry], compiles: Callable[
 def classes_for_path(path: str, candidates: Sequence[MatrixEntry], tree: SourceTree, cmake: str,
                      resolve: Resolve, compiles: Callable[[str, MatrixEntry], bool]) -> list[CompileClass]:
     """Partition ``candidates`` (what the sound rule selects for ``path``) into compile classes."""
+    return classes_for_units(path, tree.units_reaching(path), candidates, tree, cmake, resolve, compiles)
+
+
+def units_mentioning(tree: SourceTree, symbols: Iterable[str]) -> list[str]:
+    """Translation units whose closure mentions any of ``symbols`` (no prefix)."""
+    wanted = frozenset(symbols)
+    return sorted(u for u in tree.texts if u.endswith(TRANSLATION_UNITS) and tree.symbols(tree.closure(u)[0]) & wanted)
+
+
+def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[MatrixEntry], tree: SourceTree,
+                      cmake: str, resolve: Resolve, compiles: Callable[[str, MatrixEntry], bool]
+                      ) -> list[CompileClass]:
+    """Partition ``candidates`` into compile classes of ``units`` (see the module docstring)."""
     link = sorted(link_symbols(cmake))
-    identity = board_macros(cmake)
-    identity_word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(identity))) + r")\b") if identity else None
+    value_macros = sorted(name for name, literal in board_macros(cmake).items() if not literal)
+    value_word = re.compile(r"\b(?:" + "|".join(map(re.escape, value_macros)) + r")\b") if value_macros else None
+    branches = branch_values(cmake)
     names = {e.full_name for e in candidates}
     covered: set[str] = set()
     groups: dict[tuple[str | None, ClassKey], list[str]] = {}
-    for unit in tree.units_reaching(path):
+    for unit in units:
         files, board_specific = tree.closure(unit)
-        if identity_word is not None and not board_specific:
-            board_specific = any(identity_word.search(tree.texts.get(f, "")) for f in files)
+        per_branch = value_word is not None and any(value_word.search(tree.texts.get(f, "")) for f in files)
         symbols = sorted(tree.symbols(files))
         for entry in unit_variants(unit, candidates, compiles):
             if entry.full_name not in names:
@@ -288,12 +328,13 @@ def classes_for_path(path: str, candidates: Sequence[MatrixEntry], tree: SourceT
             key: ClassKey = (entry.target, entry.idf,
                              entry.board if board_specific or board_dir_of(unit) else None,
                              tuple((s, config.get(s)) for s in symbols),
-                             tuple((s, config.get(s)) for s in link))
+                             tuple((s, config.get(s)) for s in link),
+                             branches.get(entry.config) if per_branch else None)
             groups.setdefault((unit, key), []).append(entry.full_name)
             covered.add(entry.full_name)
     for entry in candidates:  # selected soundly but compiling no unit that reaches the file: link check
         if entry.full_name not in covered:
             config = resolve(entry)
-            key = (entry.target, entry.idf, None, (), tuple((s, config.get(s)) for s in link))
+            key = (entry.target, entry.idf, None, (), tuple((s, config.get(s)) for s in link), None)
             groups.setdefault((None, key), []).append(entry.full_name)
     return [CompileClass(path, unit, key, tuple(members)) for (unit, key), members in groups.items()]

@@ -14,7 +14,8 @@ commits evaluates each distinct configuration once.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +61,19 @@ class Resolver:
             path.read_text(encoding="utf-8") if path.is_file() else "")
         self._evaluator: object | None = None
         self._memo: dict[str, ResolvedConfig] = {}
+        self._owned: tempfile.TemporaryDirectory[str] | None = None
+
+    @classmethod
+    def from_texts(cls, kconfig_text: str, defaults: Mapping[str, str | None]) -> Resolver:
+        """A resolver over given texts (a revision's Kconfig and ``sdkconfig.defaults*`` files, by name),
+        for comparing a change's base with its head without a checkout."""
+        tmp = tempfile.TemporaryDirectory(prefix="xzbuild-resolve-")
+        for name, text in defaults.items():
+            if text is not None:
+                (Path(tmp.name) / name).write_text(text, encoding="utf-8")
+        resolver = cls(Path(tmp.name), kconfig_text)
+        resolver._owned = tmp
+        return resolver
 
     def _key(self, target: str, lines: Sequence[str]) -> str:
         digest = hashlib.sha256(self.kconfig_text.encode())
@@ -73,12 +87,13 @@ class Resolver:
         """Evaluate ``lines`` on ``target``."""
         key = self._key(target, lines)
         if key not in self._memo:
-            from xzbuild.codegen.kconfig_check import KconfigEvaluator
+            from xzbuild.codegen.kconfig_check import KconfigEvaluator, _quiet_kconfig
 
-            if self._evaluator is None:
-                self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
-            assert isinstance(self._evaluator, KconfigEvaluator)
-            evaluation = self._evaluator.evaluate(target, list(lines))
+            with _quiet_kconfig():  # Kconfig style notes of the firmware's own file are not ours to print
+                if self._evaluator is None:
+                    self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
+                assert isinstance(self._evaluator, KconfigEvaluator)
+                evaluation = self._evaluator.evaluate(target, list(lines))
             self._memo[key] = ResolvedConfig(dict(evaluation.values))
         return self._memo[key]
 
@@ -97,6 +112,9 @@ class Resolver:
         if isinstance(self._evaluator, KconfigEvaluator):
             self._evaluator.close()
         self._evaluator = None
+        if self._owned is not None:
+            self._owned.cleanup()
+            self._owned = None
 
     def __enter__(self) -> Resolver:
         return self
