@@ -254,7 +254,7 @@ class PrReplay:
         self.resolvers: dict[str, Resolver] = {}
         self.new_resolver = lambda text: Resolver(upstream, text)
         self.total = self.shared_pr = self.shared_sound = self.uncovered = self.refuted = self.classes = 0
-        self.shared_commits = 0
+        self.shared_commits = self.classified_commits = self.classified_pr = self.classified_sound = 0
         self.oracle = _Oracle(upstream, repo) if oracle else None
 
     def replay(self, rev: str, parent: str | None, paths: list[str], content: CommitContent,
@@ -277,6 +277,10 @@ class PrReplay:
             self.shared_commits += 1
             self.shared_pr += len(chosen)
             self.shared_sound += len(sound)
+            if selection.everything is None:
+                self.classified_commits += 1
+                self.classified_pr += len(chosen)
+                self.classified_sound += len(sound)
         if self.oracle is not None and selection.classes:
             self.refuted += self.oracle.check(rev, selection.to_json())
 
@@ -286,6 +290,9 @@ class PrReplay:
               f"({self.classes} compile classes)")
         print(f"commits changing shared C/C++ code: {self.shared_commits}; PR selects {self.shared_pr} of the "
               f"sound mode's {self.shared_sound} builds there ({share:.1%}; target <= 20%)")
+        part = self.classified_pr / self.classified_sound if self.classified_sound else 0.0
+        print(f"  of which {self.classified_commits} where no other change rebuilds everything: PR selects "
+              f"{self.classified_pr} of {self.classified_sound} ({part:.1%})")
         print(f"soundly selected variants no PR class covers: {self.uncovered}")
         if self.oracle is not None:
             print(f"oracle (gcc -E per class member): {self.oracle.runs} runs, {self.refuted} refutation(s)")
