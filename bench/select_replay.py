@@ -8,7 +8,14 @@ A *miss* is a variant whose board directory (or a file its board includes from a
 changed in a commit but which our rule did not select. The run fails (exit 1) on any miss, or if our
 total is above --max-ratio of upstream's.
 
-    .venv/bin/python bench/select_replay.py --upstream /work/upstream [--commits 300] [--json]
+    .venv/bin/python bench/select_replay.py [--upstream DIR] [--commits 300] [--json]
+    .venv/bin/python bench/select_replay.py --mode pr [--oracle]   # PR mode beside upstream and sound
+
+Without --upstream, the bundle in ../shared/fixtures/upstream is cloned into a temporary directory.
+With --mode pr, every commit is also selected in PR mode (one build per compile class of each changed
+shared C/C++ file): builds per mode, soundly selected variants no class covers (must be 0), and over the
+commits that change shared C/C++ code the PR/sound ratio (target <= 20%). --oracle preprocesses every
+class member with gcc (tests/matrix/pr_oracle.py) and counts refutations (must be 0).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ sys.path.insert(0, str(REPO))
 from xzbuild.matrix.entries import MatrixEntry, list_variants  # noqa: E402
 from xzbuild.matrix.graph import BoardGraph  # noqa: E402
 from xzbuild.matrix.select import select_variants  # noqa: E402
+
+PR_SHARED = (".c", ".cc", ".cpp", ".h", ".hpp")
 from xzbuild.model import load_boards  # noqa: E402
 
 # Upstream's rule (spec §11, scripts/build.py `_select_variants_for_changes`), restated as data.
@@ -108,7 +117,9 @@ def translate(path: str, dir_map: list[tuple[str, str]]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--upstream", type=Path, default=Path("/work/upstream"), help="xiaozhi-esp32 checkout")
+    ap.add_argument("--upstream", type=Path, default=None, help="xiaozhi-esp32 checkout (default: clone the bundle)")
+    ap.add_argument("--mode", choices=["sound", "pr"], default="sound", help="also replay PR mode")
+    ap.add_argument("--oracle", action="store_true", help="with --mode pr: check every class with gcc -E")
     ap.add_argument("--boards", type=Path, default=REPO / "boards")
     ap.add_argument("--commits", type=int, default=300)
     ap.add_argument("--idf", default="6.0.2")
@@ -121,6 +132,8 @@ def main() -> int:
     ap.add_argument("--verbose", "-v", action="store_true", help="print one line per commit")
     args = ap.parse_args()
 
+    if args.upstream is None:
+        args.upstream = clone_bundle()
     started = time.perf_counter()
     board_set = load_boards(args.boards)
     entries = [e for e in list_variants(board_set, args.idf) if e.enabled]
@@ -132,6 +145,7 @@ def main() -> int:
 
     mode = ["--first-parent"] if args.first_parent else ["--no-merges"] if args.no_merges else []
     revs = git(args.upstream, "rev-list", *mode, f"--max-count={args.commits}", "HEAD").split()
+    pr = PrReplay(args.upstream, entries, graph, args.oracle, REPO) if args.mode == "pr" else None
     dir_map: list[tuple[str, str]] = []  # historical board dir prefix -> today's, for commits older than now
     rows: list[dict[str, Any]] = []
     total_up = total_ours = total_misses = 0
@@ -155,6 +169,8 @@ def main() -> int:
                     required |= {e.full_name for e in by_board.get(b, [])}
         chosen = {e.full_name for e in ours.entries}
         misses = sorted(required - chosen)
+        if pr is not None:
+            pr.replay(rev, parent, paths, content, chosen)
         total_up += len(up)
         total_ours += len(chosen)
         total_misses += len(misses)
@@ -211,8 +227,119 @@ def main() -> int:
     print(f"commits adding a board: {len(additions)}; ours selected exactly the new board's variants in {exact} "
           f"(upstream: the full matrix in {sum(1 for _, _, r in additions if r['upstream'] == len(entries))})")
     ok = total_misses == 0 and ratio <= args.max_ratio
+    if pr is not None:
+        ok = pr.report(total_up, total_ours) and ok
     print("PASS" if ok else f"FAIL (need 0 misses and ratio <= {args.max_ratio:.0%})")
     return 0 if ok else 1
+
+
+def clone_bundle() -> Path:
+    """A temporary clone of the upstream bundle beside the repository."""
+    import tempfile
+
+    bundle = REPO.parent / "shared" / "fixtures" / "upstream" / "xiaozhi-esp32-last301.bundle"
+    dest = Path(tempfile.mkdtemp(prefix="xzbuild-replay-")) / "xiaozhi-esp32"
+    subprocess.run(["git", "clone", "-q", "-b", "main-last301", str(bundle), str(dest)], check=True)
+    return dest
+
+
+class PrReplay:
+    """PR-mode selection of each replayed commit, beside the sound one."""
+
+    def __init__(self, upstream: Path, entries: list[MatrixEntry], graph: BoardGraph, oracle: bool,
+                 repo: Path) -> None:
+        from xzbuild.sdkconfig.resolve import Resolver
+
+        self.upstream, self.entries, self.graph = upstream, entries, graph
+        self.resolvers: dict[str, Resolver] = {}
+        self.new_resolver = lambda text: Resolver(upstream, text)
+        self.total = self.shared_pr = self.shared_sound = self.uncovered = self.refuted = self.classes = 0
+        self.shared_commits = self.classified_commits = self.classified_pr = self.classified_sound = 0
+        self.oracle = _Oracle(upstream, repo) if oracle else None
+
+    def replay(self, rev: str, parent: str | None, paths: list[str], content: CommitContent,
+               sound: set[str]) -> None:
+        from xzbuild.matrix.compile_classes import SourceTree, is_shared_source
+        from xzbuild.matrix.pr_mode import select_pr
+
+        kconfig = content.new("main/Kconfig.projbuild") or ""
+        if kconfig not in self.resolvers:
+            self.resolvers[kconfig] = self.new_resolver(kconfig)
+        resolver = self.resolvers[kconfig]
+        tree = SourceTree.from_git(self.upstream, rev, [p for p in paths if p.endswith(PR_SHARED)])
+        selection = select_pr(self.entries, paths, self.graph, content, tree, lambda e: resolver.resolve(e).values)
+        chosen = {e.full_name for e in selection.entries}
+        covered = {n for per_path in selection.covers.values() for names in per_path.values() for n in names}
+        self.uncovered += len(sound - covered - chosen)
+        self.total += len(chosen)
+        self.classes += len(selection.classes)
+        if any(is_shared_source(p) for p in paths):
+            self.shared_commits += 1
+            self.shared_pr += len(chosen)
+            self.shared_sound += len(sound)
+            if selection.everything is None:
+                self.classified_commits += 1
+                self.classified_pr += len(chosen)
+                self.classified_sound += len(sound)
+        if self.oracle is not None and selection.classes:
+            self.refuted += self.oracle.check(rev, selection.to_json())
+
+    def report(self, upstream_total: int, sound_total: int) -> bool:
+        share = self.shared_pr / self.shared_sound if self.shared_sound else 0.0
+        print(f"builds per mode: upstream {upstream_total}, sound {sound_total}, PR {self.total} "
+              f"({self.classes} compile classes)")
+        print(f"commits changing shared C/C++ code: {self.shared_commits}; PR selects {self.shared_pr} of the "
+              f"sound mode's {self.shared_sound} builds there ({share:.1%}; target <= 20%)")
+        part = self.classified_pr / self.classified_sound if self.classified_sound else 0.0
+        print(f"  of which {self.classified_commits} where no other change rebuilds everything: PR selects "
+              f"{self.classified_pr} of {self.classified_sound} ({part:.1%})")
+        print(f"soundly selected variants no PR class covers: {self.uncovered}")
+        if self.oracle is not None:
+            print(f"oracle (gcc -E per class member): {self.oracle.runs} runs, {self.refuted} refutation(s)")
+        return self.uncovered == 0 and self.refuted == 0 and share <= 0.20
+
+
+class _Oracle:
+    """tests/matrix/pr_oracle.py over one commit's classes (shares no code with the selector)."""
+
+    def __init__(self, upstream: Path, repo: Path) -> None:
+        import tempfile
+
+        from tests.matrix import pr_oracle
+
+        self.mod = pr_oracle
+        self.upstream = upstream
+        self.records = json.loads((repo.parent / "shared/fixtures/upstream/list-boards-idf-6.0.2.json")
+                                  .read_text(encoding="utf-8"))
+        self.by_name = {r["full_name"]: r for r in self.records}
+        self.fragments = pr_oracle.upstream_fragments(upstream, self.records)
+        self.tmp = Path(tempfile.mkdtemp(prefix="xzbuild-oracle-"))
+        self.runs = 0
+
+    def check(self, rev: str, selection: dict[str, Any]) -> int:
+        import shutil
+
+        tree = self.mod.archive(self.upstream, rev, self.tmp / rev[:10])
+        stubs = self.tmp / f"{rev[:10]}-stubs"
+        dirs = self.mod.include_dirs(tree)
+        self.mod.make_stubs(tree, stubs, dirs)
+        defines = self.mod.Defines(tree)
+        jobs = []
+        classes = [c for c in selection["classes"] if c["unit"] and all(m in self.fragments for m in c["members"])]
+        for klass in classes:
+            for member in klass["members"]:
+                record = self.by_name[member]
+                text = defines(str(record["target"]), self.fragments[member])
+                flags = tuple(self.mod.identity_macros(tree, str(record["config"]), record))
+                jobs.append(self.mod.Job(member, klass["unit"], str(record["board"]), text, flags))
+        defines.close()
+        outputs = self.mod.run_jobs(tree, stubs, dirs, list(dict.fromkeys(jobs)))
+        self.runs += len(outputs)
+        refuted = sum(1 for k in classes for m in k["members"]
+                      if outputs[(m, k["unit"])] != outputs[(k["representative"], k["unit"])])
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(stubs, ignore_errors=True)
+        return refuted
 
 
 if __name__ == "__main__":

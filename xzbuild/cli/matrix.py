@@ -85,14 +85,18 @@ def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, targe
 @click.option("--json", "as_json", is_flag=True, help="Print the selection as JSON.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
               help="Select everything once this fraction of variants is affected.")
+@click.option("--mode", type=click.Choice(["sound", "pr"]), default="sound", show_default=True,
+              help="sound: every variant a change may affect; pr: one per compile-equivalence class of each "
+                   "changed shared C/C++ file (compile and link checks only; keep sound for main and releases).")
 @_SHARD_OPT
 @_HISTORY_OPT
 def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path, firmware: Path | None,
-               why: bool, as_json: bool, threshold: float, shard: str | None, cost_history: Path | None) -> None:
+               why: bool, as_json: bool, threshold: float, mode: str, shard: str | None,
+               cost_history: Path | None) -> None:
     """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
     from xzbuild.matrix.commands import run_select
 
-    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history)
+    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history, mode)
 
 
 @matrix.command("github")
@@ -131,6 +135,25 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
     from xzbuild.matrix.commands import run_merge
 
     run_merge(list(results), matrix_file, output)
+
+
+@matrix.command("size")
+@click.option("--base", "base", type=click.Path(path_type=Path, exists=True), required=True,
+              help="The base build: a `matrix build --out` directory or its manifest.json (PR base, previous release).")
+@click.argument("head", type=click.Path(path_type=Path, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
+              help="markdown: a table for $GITHUB_STEP_SUMMARY or a PR comment (grown variants first).")
+@click.option("--fail-above", type=click.FloatRange(min=0.0), default=None, metavar="PCT",
+              help="Exit 1 naming every variant whose app grew by more than PCT percent.")
+@click.option("--min-free", type=click.FloatRange(0.0, 100.0), default=None, metavar="PCT",
+              help="Exit 1 naming every variant with less than PCT percent of its app slot free.")
+def size_cmd(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
+             min_free: float | None) -> None:
+    """Compare app sizes of HEAD (a build output) with --base: per variant, delta, slot headroom, regions."""
+    from xzbuild.build.size import run_size
+
+    run_size(base, head, as_json, fmt, fail_above, min_free)
 
 
 COMMANDS = [matrix]

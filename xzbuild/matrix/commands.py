@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,15 +14,20 @@ from xzbuild.fsutil import atomic_write_text, read_user_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 
+if TYPE_CHECKING:
+    from xzbuild.matrix.entries import MatrixEntry
+    from xzbuild.matrix.graph import BoardGraph
+    from xzbuild.matrix.select import ContentSource, Selection
+
 FAILED_STATUSES = {"failed", "error"}
 
 
 def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path,
                firmware: Path | None, why: bool, as_json: bool, threshold: float, shard: str | None,
-               cost_history: Path | None) -> None:
+               cost_history: Path | None, mode: str = "sound") -> None:
     """`matrix select`: print the affected variants (full names, or JSON), optionally with reasons."""
     from xzbuild.matrix.graph import BoardGraph
-    from xzbuild.matrix.select import ContentSource, GitContent, select_variants
+    from xzbuild.matrix.select import GitContent, select_variants
     from xzbuild.model import load_boards
 
     board_set = load_boards(boards_dir)
@@ -40,7 +46,10 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
         if sys.stdin.isatty():
             raise UserError("no change given; pass --base REV [--head REV] or pipe changed paths on stdin")
         paths = sys.stdin.read().splitlines()
-    selection = select_variants(entries, paths, graph, content, threshold)
+    if mode == "pr":
+        selection = _select_pr(entries, paths, graph, content, repo, head, firmware, cost_history)
+    else:
+        selection = select_variants(entries, paths, graph, content, threshold)
     chosen = apply_shard(selection.entries, shard, CostModel.from_file(cost_history)) if shard else selection.entries
     if as_json:
         data = selection.to_json()
@@ -61,7 +70,39 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
             click.echo(f"  {path}: {effect}", err=True)
     total = len(entries)
     head_text = f"everything ({selection.everything})" if selection.everything else "by board graph"
+    classes = getattr(selection, "classes", None)
+    if classes:
+        covered = {m for c in classes for m in c.members}
+        head_text += f"; {len(classes)} compile class(es) stand for {len(covered)} variant(s)"
     click.echo(f"selected {len(chosen)} of {total} variants at ESP-IDF {normalize_idf(idf)}: {head_text}", err=True)
+
+
+def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, content: ContentSource | None,
+               repo: Path, head: str | None, firmware: Path | None, cost_history: Path | None) -> Selection:
+    """PR mode over the head tree (a revision of --repo, or the firmware work tree)."""
+    from xzbuild.matrix.compile_classes import SourceTree
+    from xzbuild.matrix.pr_mode import select_pr, side_resolver
+    from xzbuild.sdkconfig.resolve import Resolver
+
+    root = firmware or repo
+    if not (root / "main").is_dir():
+        raise UserError(f"{root}: --mode pr needs the firmware tree (no main/ here); pass --firmware DIR or run "
+                        "it in a xiaozhi-esp32 checkout")
+    extra = [p for p in paths if p.endswith((".c", ".cc", ".cpp", ".h", ".hpp"))]
+    tree = (SourceTree.from_git(repo, head, extra) if head is not None and (repo / "main").is_dir()
+            else SourceTree.from_dir(root, extra))
+    model = CostModel.from_file(cost_history) if cost_history else None
+    targets = {e.target for e in entries}
+    head_side = side_resolver(content.new, targets) if content is not None else Resolver(root)
+    base_side = side_resolver(content.old, targets) if content is not None else None
+    try:
+        return select_pr(entries, paths, graph, content, tree, lambda e: head_side.resolve(e).values,
+                         model.cost if model is not None and model.history else None,
+                         (lambda e: base_side.resolve(e).values) if base_side is not None else None)
+    finally:
+        head_side.close()
+        if base_side is not None:
+            base_side.close()
 
 
 def read_selection(path: Path) -> set[str]:

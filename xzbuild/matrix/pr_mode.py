@@ -1,0 +1,208 @@
+"""PR mode of `matrix select`: one build per compile-equivalence class of each changed shared C/C++ file.
+
+Board files, Kconfig/CMake tables, defaults and partitions select exactly as the sound rule does
+(`select.select_variants`); for a changed shared source, the variants the sound rule selects for it are
+partitioned into compile classes (`compile_classes`) and one representative per class is built. The result
+is a safe under-approximation only for compile and link checks: pushes to main and releases keep the full
+sound selection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xzbuild.matrix.cmake_gates import Gate, source_gate
+from xzbuild.matrix.compile_classes import (
+    CompileClass,
+    Resolve,
+    SourceTree,
+    classes_for_path,
+    classes_for_units,
+    is_shared_source,
+    link_symbols,
+    units_mentioning,
+)
+from xzbuild.matrix.entries import MatrixEntry
+from xzbuild.matrix.graph import BoardGraph
+from xzbuild.matrix.select import ContentSource, Selection, select_variants
+from xzbuild.model.naming import TARGETS
+from xzbuild.sdkconfig.resolve import Resolver
+
+
+@dataclass
+class PrSelection(Selection):
+    """A PR-mode selection: the entries, plus what each stands for and the compile classes behind it."""
+
+    covers: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # rep -> {changed path: names}
+    classes: list[CompileClass] = field(default_factory=list)
+
+    def covers_of(self, full_name: str) -> list[str] | dict[str, list[str]]:
+        """``covers`` as `--json` prints it: one list when every changed path agrees, else per path."""
+        per_path = self.covers.get(full_name, {})
+        distinct = {tuple(v) for v in per_path.values()}
+        if len(distinct) <= 1:
+            return list(next(iter(distinct), (full_name,)))
+        return {p: list(v) for p, v in sorted(per_path.items())}
+
+    def to_json(self) -> dict[str, object]:
+        data = super().to_json()
+        data["mode"] = "pr"
+        for record in data["variants"]:  # type: ignore[attr-defined]
+            record["covers"] = self.covers_of(record["full_name"])
+        data["classes"] = [{"path": c.path, "unit": c.unit, "key": c.describe(), "members": list(c.members),
+                            "representative": next(r for r in c.members if r in self.covers
+                                                   and c.path in self.covers[r]
+                                                   and set(c.members) <= set(self.covers[r][c.path]))}
+                           for c in self.classes]
+        return data
+
+
+def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], graph: BoardGraph,
+              content: ContentSource | None, tree: SourceTree, resolve: Resolve,
+              cost: Callable[[MatrixEntry], float] | None = None, resolve_base: Resolve | None = None
+              ) -> PrSelection:
+    """PR mode: board files, tables, defaults and partitions select as the sound rule does; a changed shared
+    C/C++ file selects one representative per compile class of the variants the sound rule selects for it
+    (`compile_classes`). Only compile and link checks are covered: the full matrix still builds on merge."""
+    paths = [p.strip().removeprefix("./") for p in changed_paths if p.strip()]
+    cmake = (content.new("main/CMakeLists.txt") if content else None) or tree.texts.get("main/CMakeLists.txt", "")
+    kconfig = (content.new("main/Kconfig.projbuild") if content else None) or ""
+    universe = frozenset(TARGETS) | {e.target for e in entries}
+    gates: dict[str, Gate | None] = {}
+
+    def compiles(unit: str, entry: MatrixEntry) -> bool:
+        if not unit.startswith("main/"):
+            return True
+        if unit not in gates:
+            gates[unit] = source_gate(unit.removeprefix("main/"), cmake, kconfig, universe) if cmake else None
+        gate = gates[unit]
+        return gate is None or gate.admits(entry)
+
+    chosen: set[str] = set()
+    result = PrSelection([], {})
+    class_paths: list[tuple[str, Selection]] = []
+    config_paths: list[str] = []
+    pending: list[CompileClass] = []
+    for path in paths:
+        single = select_variants(entries, [path], graph, content)
+        result.paths += single.paths
+        if is_shared_source(path) and single.entries:
+            class_paths.append((path, single))
+            continue
+        if resolve_base is not None and CONFIG_INPUT.match(path) and single.entries:
+            config_paths.append(path)
+            continue
+        if path == "CMakeLists.txt" and content is not None and version_only(content.old(path), content.new(path)):
+            pending += per_target_classes(path, entries)
+            continue
+        if single.everything is not None:
+            full = select_variants(entries, paths, graph, content)
+            full_pr = PrSelection(full.entries, full.why, full.everything, full.paths)
+            full_pr.covers = {e.full_name: {p: [e.full_name] for p in paths} for e in full.entries}
+            return full_pr
+        for entry in single.entries:
+            chosen.add(entry.full_name)
+            result.why.setdefault(entry.full_name, []).extend(single.why.get(entry.full_name, []))
+            result.covers.setdefault(entry.full_name, {})[path] = [entry.full_name]
+    if config_paths and resolve_base is not None:
+        label = ", ".join(config_paths)
+        fixed, classes = config_change_classes(label, entries, tree, cmake, kconfig, resolve, resolve_base,
+                                               compiles)
+        for entry, reason in fixed:
+            chosen.add(entry.full_name)
+            result.why.setdefault(entry.full_name, []).append(f"{label}: {reason}")
+            result.covers.setdefault(entry.full_name, {})[label] = [entry.full_name]
+        pending += classes
+    by_name = {e.full_name: e for e in entries}
+    order = {e.full_name: i for i, e in enumerate(entries)}
+    jobs = [(path, classes_for_path(path, single.entries, tree, cmake, resolve, compiles))
+            for path, single in class_paths]
+    jobs += [(klass.path, [klass]) for klass in pending]
+    for path, classes in jobs:
+        for klass in classes:
+            rep = _representative(klass.members, chosen, by_name, order, cost)
+            chosen.add(rep)
+            covered = result.covers.setdefault(rep, {}).setdefault(path, [])
+            covered[:] = sorted(set(covered) | set(klass.members), key=order.__getitem__)
+            result.why.setdefault(rep, []).append(
+                f"{path}: stands for {len(klass.members)} variant(s) of compile class {klass.describe()}")
+            result.classes.append(klass)
+    result.entries = [e for e in entries if e.full_name in chosen]
+    return result
+
+
+def _representative(members: Sequence[str], chosen: set[str], by_name: dict[str, MatrixEntry],
+                    order: dict[str, int], cost: Callable[[MatrixEntry], float] | None) -> str:
+    """A member already selected for another reason, else the cheapest (by cost history), else the first."""
+    already = [m for m in members if m in chosen]
+    if already:
+        return min(already, key=order.__getitem__)
+    if cost is None:
+        return min(members, key=order.__getitem__)
+    return min(members, key=lambda m: (cost(by_name[m]), order[m]))
+
+
+CONFIG_INPUT = re.compile(r"^(?:main/Kconfig\.projbuild|sdkconfig\.defaults(?:\.[a-z0-9]+)?)$")
+_VERSION_LINE = re.compile(r"^\s*set\s*\(\s*PROJECT_VER\b", re.IGNORECASE)
+_KCONFIG_ENTRY = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
+
+
+def version_only(old: str | None, new: str | None) -> bool:
+    """True if the top-level CMakeLists.txt change only sets another ``PROJECT_VER``: the version string
+    reaches the app descriptor, compiled alike by every variant of a target."""
+    if old is None or new is None:
+        return False
+    strip = [line for line in old.splitlines() if not _VERSION_LINE.match(line)]
+    return strip == [line for line in new.splitlines() if not _VERSION_LINE.match(line)] and old != new
+
+
+def per_target_classes(path: str, entries: Sequence[MatrixEntry]) -> list[CompileClass]:
+    """One class per target and IDF version (no unit: the change reaches every unit alike)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for entry in entries:
+        groups.setdefault((entry.target, entry.idf), []).append(entry.full_name)
+    return [CompileClass(path, None, (t, idf, None, (), (), None), tuple(m)) for (t, idf), m in groups.items()]
+
+
+def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: SourceTree, cmake: str, kconfig: str,
+                          resolve: Resolve, resolve_base: Resolve, compiles: Callable[[str, MatrixEntry], bool]
+                          ) -> tuple[list[tuple[MatrixEntry, str]], list[CompileClass]]:
+    """A change to the Kconfig or the defaults layers: only variants whose resolved sdkconfig changed are
+    affected. Those whose change reaches an ESP-IDF component option (a symbol the firmware Kconfig does not
+    declare) are built in full (components' sources are not in the tree to classify); the others are
+    classified over the units that mention a changed symbol, plus a link class where a changed symbol
+    decides compiled sources in main/CMakeLists.txt."""
+    declared = set(_KCONFIG_ENTRY.findall(kconfig))
+    link = link_symbols(cmake)
+    fixed: list[tuple[MatrixEntry, str]] = []
+    classified: list[MatrixEntry] = []
+    changed_symbols: set[str] = set()
+    link_changed: list[MatrixEntry] = []
+    for entry in entries:
+        old, new = resolve_base(entry), resolve(entry)
+        diff = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+        if not diff:
+            continue
+        outside = sorted(diff - declared)
+        if outside:
+            fixed.append((entry, f"resolved sdkconfig changes ESP-IDF option(s) {', '.join(outside[:3])}"
+                                 f"{' …' if len(outside) > 3 else ''}"))
+            continue
+        classified.append(entry)
+        changed_symbols |= diff
+        if diff & link:
+            link_changed.append(entry)
+    units = units_mentioning(tree, changed_symbols)
+    classes = classes_for_units(label, units, classified, tree, cmake, resolve, compiles)
+    if link_changed:  # compiled sources change with the symbol: a link check per CMake key as well
+        classes += classes_for_units(label, [], link_changed, tree, cmake, resolve, compiles)
+    return fixed, classes
+
+
+def side_resolver(read: Callable[[str], str | None], targets: Iterable[str]) -> Resolver:
+    """A resolver over one side of a change (``content.old`` or ``content.new``): its Kconfig and its
+    ``sdkconfig.defaults*`` layers."""
+    names = ["sdkconfig.defaults", *(f"sdkconfig.defaults.{t}" for t in sorted(set(targets)))]
+    return Resolver.from_texts(read("main/Kconfig.projbuild") or "", {n: read(n) for n in names})

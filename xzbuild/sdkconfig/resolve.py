@@ -1,0 +1,123 @@
+"""A variant's resolved sdkconfig: its release assignments evaluated through the firmware's Kconfig.
+
+What reaches a compiler is not the fragment a build passes to idf.py but what Kconfig makes of it: ESP-IDF
+drops lines whose dependencies fail and fills in defaults. The firmware's ``main/Kconfig.projbuild`` is
+evaluated with esp-idf-kconfig (``xzbuild.codegen.kconfig_check.KconfigEvaluator``, ESP-IDF's own symbols
+stubbed), on top of the firmware's ``sdkconfig.defaults`` layers, the variant's board line and append, and
+its expanded build options (as `matrix build` writes them). Symbols only ESP-IDF's components declare keep
+the value the layers give them.
+
+Results are memoised by content (Kconfig text, defaults files, target, fragment), so a replay over many
+commits evaluates each distinct configuration once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xzbuild.matrix.entries import MatrixEntry
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """Symbol values (no ``CONFIG_`` prefix, strings unquoted) of one variant after Kconfig."""
+
+    values: dict[str, str]
+
+    def get(self, symbol: str) -> str | None:
+        """The value of ``CONFIG_<symbol>`` or ``<symbol>``; None where nothing sets it."""
+        return self.values.get(symbol.removeprefix("CONFIG_"))
+
+
+def release_lines(entry: MatrixEntry) -> list[str]:
+    """The ``CONFIG_X=v`` lines a release build of ``entry`` gives idf.py (board line, append, options)."""
+    from xzbuild.matrix.cmake_gates import release_config
+    from xzbuild.sdkconfig.fragment import board_lines
+
+    variant = entry.variant
+    if variant is None:
+        return []
+    lines = board_lines(variant)[1] if variant.kconfig is not None else list(variant.sdkconfig_append)
+    # Build options expand to lines the layered defaults and the append do not already give.
+    config = release_config(entry) or {}
+    base = variant.effective_sdkconfig
+    lines += [f"{key}={value}" for key, value in config.items() if base.get(key) != value]
+    return lines
+
+
+class Resolver:
+    """Resolves variants against one firmware tree's Kconfig and defaults (text given or read from disk)."""
+
+    def __init__(self, firmware: Path, kconfig_text: str | None = None) -> None:
+        self.firmware = firmware
+        path = firmware / "main" / "Kconfig.projbuild"
+        self.kconfig_text = kconfig_text if kconfig_text is not None else (
+            path.read_text(encoding="utf-8") if path.is_file() else "")
+        self._evaluator: object | None = None
+        self._memo: dict[str, ResolvedConfig] = {}
+        self._owned: tempfile.TemporaryDirectory[str] | None = None
+
+    @classmethod
+    def from_texts(cls, kconfig_text: str, defaults: Mapping[str, str | None]) -> Resolver:
+        """A resolver over given texts (a revision's Kconfig and ``sdkconfig.defaults*`` files, by name),
+        for comparing a change's base with its head without a checkout."""
+        tmp = tempfile.TemporaryDirectory(prefix="xzbuild-resolve-")
+        for name, text in defaults.items():
+            if text is not None:
+                (Path(tmp.name) / name).write_text(text, encoding="utf-8")
+        resolver = cls(Path(tmp.name), kconfig_text)
+        resolver._owned = tmp
+        return resolver
+
+    def _key(self, target: str, lines: Sequence[str]) -> str:
+        digest = hashlib.sha256(self.kconfig_text.encode())
+        for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{target}"):
+            file = self.firmware / name
+            digest.update(name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b""))
+        digest.update(target.encode() + b"\0" + "\n".join(lines).encode())
+        return digest.hexdigest()
+
+    def resolve_lines(self, target: str, lines: Sequence[str]) -> ResolvedConfig:
+        """Evaluate ``lines`` on ``target``."""
+        key = self._key(target, lines)
+        if key not in self._memo:
+            from xzbuild.codegen.kconfig_check import KconfigEvaluator, _quiet_kconfig
+
+            with _quiet_kconfig():  # Kconfig style notes of the firmware's own file are not ours to print
+                if self._evaluator is None:
+                    self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
+                assert isinstance(self._evaluator, KconfigEvaluator)
+                evaluation = self._evaluator.evaluate(target, list(lines))
+            self._memo[key] = ResolvedConfig(dict(evaluation.values))
+        return self._memo[key]
+
+    def resolve(self, entry: MatrixEntry) -> ResolvedConfig:
+        """The resolved sdkconfig of one matrix entry."""
+        return self.resolve_lines(entry.target, release_lines(entry))
+
+    def resolve_all(self, entries: Iterable[MatrixEntry]) -> dict[str, ResolvedConfig]:
+        """Full name → resolved sdkconfig."""
+        return {e.full_name: self.resolve(e) for e in entries}
+
+    def close(self) -> None:
+        """Remove the evaluator's temporary Kconfig files."""
+        from xzbuild.codegen.kconfig_check import KconfigEvaluator
+
+        if isinstance(self._evaluator, KconfigEvaluator):
+            self._evaluator.close()
+        self._evaluator = None
+        if self._owned is not None:
+            self._owned.cleanup()
+            self._owned = None
+
+    def __enter__(self) -> Resolver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
