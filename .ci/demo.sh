@@ -15,8 +15,8 @@ $X boards check
 $X boards stats | head -n 12
 
 step "The release matrix at ESP-IDF 6.0.2 (summary by target)"
-$X matrix list --idf 6.0.2
-$X matrix list --idf 6.0.2 --json > "$OUT/matrix-6.0.2.json"
+$X matrix list --idf-version 6.0.2
+$X matrix list --idf-version 6.0.2 --json > "$OUT/matrix-6.0.2.json"
 echo "wrote $OUT/matrix-6.0.2.json ($($PY -c "import json;print(len(json.load(open('$OUT/matrix-6.0.2.json'))))") records, upstream --list-boards --json format)"
 
 step "What a change to one board file rebuilds"

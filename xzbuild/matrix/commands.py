@@ -102,7 +102,7 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
             fh.write(f"matrix={text}\njobs={len(matrix['include'])}\nvariants={built}\n")
     for entry in assignment.unbuildable:
         reason = entry.reason or "not enabled"
-        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf {', '.join(idfs)})",
+        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf-version {', '.join(idfs)})",
                    err=True)
     click.echo(f"{len(matrix['include'])} job(s), {built} variant(s)", err=True)
 
