@@ -58,10 +58,10 @@ SUBSET = [
     "espressif/esp32-s31-function-coreboard-1.yaml",  # esp32s31, needs IDF >= 6.1
     "waveshare/esp32-c6-touch-amoled-2.06.yaml",  # esp32c6, 16 MB C3/C6 layout
     "sensecap-watcher.yaml",  # esp32s3, 32 MB
-    "lceda-course-examples/eda-robot-pro.yaml",  # v1 table, no assets partition
+    "lceda-course-examples/eda-super-bear.yaml",  # v1 table, no assets partition
     "espressif/esp-sensairshuttle.yaml",  # esp32c5
     "xmini/c3-v3.yaml",  # esp32c3
-    "m5stack/stick-s3.yaml",  # esp32s3, 8 MB
+    "m5stack/atoms3-echo-base.yaml",  # esp32s3, 8 MB
 ]
 
 
@@ -71,16 +71,50 @@ def all_board_files() -> list[str]:
     return sorted(p.relative_to(src).as_posix() for p in src.rglob("*.yaml") if not p.name.startswith("_"))
 
 
-def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Path]:
-    """(boards dir, firmware dir) under ``root``: a board subset plus a firmware skeleton from its facts."""
+UPSTREAM_BUNDLE = REPO.parent / "shared" / "fixtures" / "upstream" / "xiaozhi-esp32-last301.bundle"
+_UPSTREAM_CLONE: list[Path] = []
 
+
+def upstream_tree() -> Path:
+    """A pristine checkout of the pinned upstream firmware (cloned once per test process from the bundle)."""
+    if not _UPSTREAM_CLONE:
+        import subprocess
+        import tempfile
+
+        if not UPSTREAM_BUNDLE.is_file():
+            raise AssertionError(f"upstream bundle not found at {UPSTREAM_BUNDLE}")
+        dest = Path(tempfile.mkdtemp(prefix="xz-upstream-")) / "xiaozhi-esp32"
+        subprocess.run(["git", "clone", "-q", "-b", "main-last301", str(UPSTREAM_BUNDLE), str(dest)], check=True)
+        shutil.rmtree(dest / ".git")
+        _UPSTREAM_CLONE.append(dest)
+    return _UPSTREAM_CLONE[0]
+
+
+def generated_firmware(out: Path, boards: Path) -> Path:
+    """The upstream firmware with ``xzbuild generate`` run for ``boards`` (what a release builds from)."""
+    from xzbuild.codegen import writer
+    from xzbuild.codegen.plan import build_plan
+    from xzbuild.model import load_boards
+
+    shutil.copytree(upstream_tree(), out, symlinks=True)
+    writer.write_changed(build_plan(load_boards(boards), out, None).files, out)
+    return out
+
+
+def copy_boards(dst: Path, boards: list[str] | None = None) -> Path:
+    """``boards/_firmware.yaml`` plus the named board files (default: SUBSET) under ``dst``."""
     src = REPO / "boards"
-    dst = root / "boards"
     dst.mkdir(parents=True)
     for name in ["_firmware.yaml", *(boards or SUBSET)]:
         (dst / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src / name, dst / name)
-    return dst, write_skeleton(root / "firmware", dst)
+    return dst
+
+
+def make_project(root: Path, boards: list[str] | None = None) -> tuple[Path, Path]:
+    """(boards dir, firmware dir) under ``root``: a board subset and the upstream firmware generated from it."""
+    dst = copy_boards(root / "boards", boards)
+    return dst, generated_firmware(root / "firmware", dst)
 
 
 def write_skeleton(out: Path, boards: Path = REPO / "boards") -> Path:

@@ -164,14 +164,21 @@ def write_zip(path: Path, merged: Path) -> None:
         shutil.copyfileobj(src, out, 1 << 20)
 
 
-def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "") -> dict[str, Any]:
+def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "", *,
+                    relative_urls: bool = False) -> dict[str, Any]:
     """Materialise ``dist/<full_name>`` and the zip from a cache object; returns the release record.
 
-    A variant whose ``release.json`` already carries ``key`` is left alone (no copy on a no-op rebuild).
+    ``ota.json`` holds ``<base_url>/<full_name>/<app>``; without a base URL only when ``relative_urls`` says
+    the publisher resolves them (a device cannot fetch a relative URL). A variant whose ``release.json``
+    already carries ``key`` is left alone (no copy on a no-op rebuild).
     """
+    if not base_url and not relative_urls:
+        raise UserError("ota.json needs an absolute firmware URL: pass --base-url https://HOST/PATH (where this "
+                        "dist/ is published) or --relative-urls")
     final = out / job.full_name
     current = read_release(final)
-    if current is not None and current.get("key") == key and zip_matches(out, current):
+    if current is not None and current.get("key") == key and current.get("ota_base_url") == (base_url or None) \
+            and zip_matches(out, current):
         return current
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
@@ -210,6 +217,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
         + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
         "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
+        "ota_base_url": base_url or None, "allowed_drift": list(job.drift),
     }
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     _swap_in(stage, final)

@@ -51,6 +51,7 @@ class BuildRecord:
     error: str | None = None  # the first compiler/linker error line, when the build failed
     shard: str | None = None
     artifacts: dict[str, str] = field(default_factory=dict)
+    drift: list[str] = field(default_factory=list)  # generated files that differed, built with --allow-drift
 
     def to_json(self) -> str:
         """One line, keys sorted (deterministic)."""
