@@ -119,7 +119,9 @@ def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allo
         return result
     drifted = [d.path for d in writer.find_drift(plan.files, firmware)]
     for job in checked:
-        mine = [p for p in drifted if p.startswith(f"main/boards/{job.board}/") or p in TABLES]
+        mine = [p for p in drifted if p.startswith(f"main/boards/{job.board}/")]
+        mine += [p for p in drifted if p in TABLES and _row(plan.files[p], p, _symbol(job)) != _row(
+            _read(firmware / p), p, _symbol(job))]
         if not mine:
             continue
         if allow_drift:
@@ -140,6 +142,26 @@ def _quiet_esp_logger() -> None:
     except ImportError:  # older esp-idf-kconfig: print-based notes
         return
     log.set_console_options(quiet=True)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _row(data: bytes, path: str, symbol: str) -> str | None:
+    """The variant's own row of a board table: its Kconfig entry, or its CMake ``if``/``elseif`` branch.
+
+    Another board's row differing (a board added without ``generate``) is that board's drift, not this one's.
+    """
+    text = data.decode("utf-8", errors="replace")
+    if path.endswith("Kconfig.projbuild"):
+        m = re.search(rf"^[ \t]*config {re.escape(symbol)}\n(?:[ \t]{{5,}}.*\n)*", text, re.M)
+    else:
+        m = re.search(rf"^(?:if|elseif)\(CONFIG_{re.escape(symbol)}\)\n(?:[ \t]+.*\n)*", text, re.M)
+    return m.group(0) if m else None
 
 
 # ---- after the build ----
