@@ -39,7 +39,7 @@ def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key, value in standin_env(root / "standin.jsonl", XZ_STANDIN_ASSETS="bread-compact-wifi").items():
         monkeypatch.setenv(key, value)
     dist = root / "dist"
-    assert main(["matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--boards",
+    assert main(["matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--relative-urls", "--boards",
                  str(boards), "--firmware", str(firmware), "--out", str(dist), "--cache-dir", str(root / "cache")]) == 0
     return dist
 
