@@ -157,6 +157,9 @@ def test_failure_summary_keep_going_and_junit(project: Project, monkeypatch: pyt
     assert not (project.out / "sensecap-watcher").exists()
     junit = (project.out / "junit.xml").read_text()
     assert 'failures="1"' in junit and "was not declared in this scope" in junit
+    from tests.junit_schema import load_cases
+
+    assert len(load_cases(project.out / "junit.xml")) == 3  # junit-10.xsd-valid, readable by junitparser
     log = (project.out / "logs" / "sensecap-watcher.log").read_text()
     assert "-DBOARD_NAME=sensecap-watcher" in log and "ninja: build stopped" in log
 
@@ -199,8 +202,14 @@ def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.M
     assert s1 and s2 and not set(s1) & set(s2)
     capsys.readouterr()
     rc = main(["matrix", "results", "merge", str(project.root / "s1" / "results.jsonl"),
-               str(project.root / "s2" / "results.jsonl"), "-o", str(project.root / "all.jsonl")])
+               str(project.root / "s2" / "results.jsonl"), "-o", str(project.root / "all.jsonl"), "--junit",
+               str(project.root / "all.xml")])
     assert rc == 0
+    from tests.junit_schema import load_cases
+
+    assert sorted(load_cases(project.root / "all.xml")) == sorted([*s1, *s2])
+    for shard in ("s1", "s2"):
+        assert sorted(load_cases(project.root / shard / "junit.xml")) == sorted(project.records(project.root / shard))
     merged = read_records(project.root / "all.jsonl")
     assert sorted(r.full_name for r in merged) == sorted([*s1, *s2])
     assert {r.shard for r in merged} == {"1/2", "2/2"}

@@ -141,7 +141,9 @@ def _quiet_esp_logger() -> None:
         from esp_pylib.logger import log
     except ImportError:  # older esp-idf-kconfig: print-based notes
         return
-    log.set_console_options(quiet=True)
+    configure = getattr(log, "set_console_options", None)
+    if configure is not None:
+        configure(quiet=True)
 
 
 def _read(path: Path) -> bytes:

@@ -13,8 +13,6 @@ from xzbuild.fsutil import atomic_write_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 
-FAILED_STATUSES = {"failed", "error"}
-
 
 def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path,
                firmware: Path | None, why: bool, as_json: bool, threshold: float, shard: str | None,
@@ -107,42 +105,24 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
     click.echo(f"{len(matrix['include'])} job(s), {built} variant(s)", err=True)
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        out = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"not JSON ({exc.msg}); expected build results, one JSON object per line",
-                                    Location(str(path), number, exc.colno)) from exc
-        return out
-    if isinstance(data, dict):
-        data = data.get("variants", data.get("results", [data]))
-    if not isinstance(data, list):
-        raise UserError("expected a list of build results", Location(str(path), 1, 1))
-    return [(0, r) for r in data]
-
-
 def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> None:
-    """`matrix merge`: one sorted manifest from shard results; every expected variant exactly once."""
-    merged: dict[str, dict[str, object]] = {}
+    """`matrix merge`: one sorted manifest from shard results; every expected variant exactly once.
+
+    The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
+    uses, so both commands accept and reject the same lines.
+    """
+    from xzbuild.build.results import BuildRecord, BuildStatus, read_records
+
+    merged: dict[str, BuildRecord] = {}
     seen_at: dict[str, str] = {}
     for path in results:
-        for number, record in _records(path):
-            where = Location(str(path), number or 1, 1)
-            if not isinstance(record, dict) or not isinstance(record.get("full_name"), str):
-                raise UserError("build result without a string `full_name`", where)
-            name = str(record["full_name"])
+        for number, record in enumerate(read_records(path), start=1):
+            name = record.full_name
             if name in merged:
                 raise UserError(f"{name} is reported twice (also in {seen_at[name]}); shards must not overlap",
-                                where)
+                                Location(str(path), number, 1))
             merged[name] = record
-            seen_at[name] = str(where)
+            seen_at[name] = str(Location(str(path), number, 1))
     if matrix_file is not None:
         matrix = json.loads(matrix_file.read_text(encoding="utf-8"))
         expected = {n for job in matrix.get("include", []) for n in str(job.get("variants", "")).split()}
@@ -151,9 +131,9 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
             raise UserError(f"no build result for {', '.join(missing[:10])}{more}; a shard failed or was not "
                             "downloaded", Location(str(matrix_file)))
-    failed = sorted(n for n, r in merged.items() if r.get("status") in FAILED_STATUSES)
+    failed = sorted(n for n, r in merged.items() if r.status is BuildStatus.FAILED)
     manifest = {"schema_version": 1, "count": len(merged), "failed": failed,
-                "variants": [merged[n] for n in sorted(merged)]}
+                "variants": [json.loads(merged[n].to_json()) for n in sorted(merged)]}
     atomic_write_text(output, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     click.echo(f"{output}: {len(merged)} variant(s), {len(failed)} failed", err=True)
     if failed:
