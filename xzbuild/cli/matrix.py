@@ -23,12 +23,13 @@ def legacy_idf_version(legacy: tuple[str, ...], current: str | tuple[str, ...]) 
     """The versions given with the deprecated ``--idf VERSION`` spelling (None when not used)."""
     if not legacy:
         return None
+    from xzbuild.errors import UserError
     from xzbuild.matrix import normalize_idf
 
     for value in legacy:
         try:
             normalize_idf(value)
-        except Exception:  # noqa: BLE001 - UserError; re-raised with the reason below
+        except UserError:
             raise click.UsageError(f"--idf {value}: --idf names the ESP-IDF runner (local, docker:IMAGE, standin) "
                                    "and only `matrix build` runs one; give the version with --idf-version") from None
     click.echo(f"note: --idf {' --idf '.join(legacy)} is deprecated for the ESP-IDF version; use --idf-version "
