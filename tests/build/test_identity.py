@@ -218,3 +218,13 @@ def test_app_descriptor_idf_version_must_match(case: Case, monkeypatch: pytest.M
     assert "xiaozhi.bin app descriptor: ESP-IDF 'v6.1.0', expected v6.0.2" in err
     assert read_records(case.out / "results.jsonl")[0].reason == "identity"
     assert not (case.out / CLEAN).exists()
+
+
+def test_one_out_holds_one_esp_idf_version(case: Case, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert build(case) == 0
+    monkeypatch.setenv("XZ_STANDIN_IDF_VERSION", "6.1.0")
+    capsys.readouterr()
+    assert build(case, "bread-compact-wifi", extra=("--cache-dir", str(case.root / "cache-6.1"))) == 1
+    assert "holds variants built with ESP-IDF 6.0.2; one manifest names one ESP-IDF version" in capsys.readouterr().err
+    assert [r.full_name for r in read_records(case.out / "results.jsonl")] == [CLEAN]  # untouched

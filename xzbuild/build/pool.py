@@ -84,6 +84,11 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     clean_cache_tmp(runner.cache_root)
     names = {j.full_name for j in jobs} | {r.full_name for r in options.extra_records + options.refused}
     earlier = _earlier_records(out, names)
+    idf = jobs[0].idf if jobs else next((r.idf for r in options.refused + options.extra_records), "")
+    other = sorted({r.idf for r in earlier if r.status.ok and r.idf != idf})
+    if other and idf:
+        raise UserError(f"{out} holds variants built with ESP-IDF {', '.join(other)}; one manifest names one "
+                        f"ESP-IDF version, so build {idf} into another --out")
     # Until this run ends, results.jsonl holds only what stays true whatever happens to this run.
     write_records(out / "results.jsonl", earlier)
     for stale in ("manifest.json", "junit.xml", "run.json"):  # they describe the previous run
@@ -182,7 +187,6 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     atomic_write_text(out / "run.json", json.dumps(run_stats, indent=2) + "\n")
     (out / ".results.partial.jsonl").unlink(missing_ok=True)
     version = jobs[0].version if jobs else ""
-    idf = jobs[0].idf if jobs else ""
     write_release_manifest(out, version, idf, f"xzbuild {__version__}")
     return sorted(run_records, key=lambda r: r.full_name)
 
