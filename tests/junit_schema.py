@@ -20,10 +20,18 @@ def schema_errors(path: Path) -> list[str]:
     return [f"{e.path}: {e.reason}" for e in _SCHEMA[0].iter_errors(str(path))]
 
 
-def load_cases(path: Path) -> dict[str, junitparser.TestCase]:
-    """The test cases as junitparser reads them (name -> case), after asserting the file is schema-valid."""
+def all_cases(path: Path) -> list[junitparser.TestCase]:
+    """Every test case as junitparser reads it, after asserting the file is schema-valid."""
     errors = schema_errors(path)
     assert errors == [], errors
     xml = junitparser.JUnitXml.fromfile(str(path))
     suites = [xml] if isinstance(xml, junitparser.TestSuite) else list(xml)
-    return {case.name: case for suite in suites for case in suite}
+    return [case for suite in suites for case in suite]
+
+
+def load_cases(path: Path) -> dict[str, junitparser.TestCase]:
+    """The test cases by name (one suite, unique names), after asserting the file is schema-valid."""
+    cases = all_cases(path)
+    by_name = {case.name: case for case in cases}
+    assert len(by_name) == len(cases), "duplicate test case names; use all_cases"
+    return by_name

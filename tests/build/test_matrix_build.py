@@ -233,6 +233,7 @@ def test_shards_merge_and_dry_run_docker(project: Project, monkeypatch: pytest.M
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_full_matrix_all_cached_and_one_board_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's figures: every variant of the real boards/ on the generated upstream tree, then a no-op
     rebuild, then one board edit. The variants whose fragment lines the firmware Kconfig drops fail with

@@ -66,9 +66,9 @@ def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.Mo
         assert list((board_dir / "transcripts").rglob("*.jsonl"))
     suites = ET.parse(junit).getroot().findall("testsuite")
     assert sorted(s.get("name", "") for s in suites) == sorted(f"hil.{r['board']}" for r in got)
-    from tests.junit_schema import load_cases
+    from tests.junit_schema import all_cases
 
-    assert len(load_cases(junit)) == sum(int(r["tests"]["tests"]) for r in got)  # type: ignore[index]
+    assert len(all_cases(junit)) == sum(int(r["tests"]["tests"]) for r in got)  # type: ignore[index]
 
 
 def test_wrong_chip_or_variant_is_refused_before_flashing(s3_build: Path, c3_build: Path, tmp_path: Path) -> None:
