@@ -124,7 +124,8 @@ def test_build_cache_and_edit(project: Project, monkeypatch: pytest.MonkeyPatch)
     assert revisions["espressif-esp32-p4x-function-ev-board"] == {"min": "v3.0", "max": "v3.99"}
     assert revisions["bread-compact-wifi"] == {"min": "v0.0", "max": "v0.99"}
     wifi = json.loads((project.out / "bread-compact-wifi" / "webtools-update.json").read_text())
-    assert [p["offset"] for p in wifi["builds"][0]["parts"]] == [0xD000, 0x20000, 0x800000]  # otadata, app, assets
+    # everything but NVS: bootloader, partition table, otadata, app, assets
+    assert [p["offset"] for p in wifi["builds"][0]["parts"]] == [0x0, 0x8000, 0xD000, 0x20000, 0x800000]
     assert not (project.out / "espressif-esp32-s31-function-coreboard-1").exists()
 
     # No-op rebuild: everything cached, idf.py never started.
