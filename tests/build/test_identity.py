@@ -229,3 +229,16 @@ def test_one_out_holds_one_esp_idf_version(case: Case, monkeypatch: pytest.Monke
                  "--out", str(case.out), "--cache-dir", str(case.root / "cache-6.1"), "--relative-urls"]) == 1
     assert "holds variants built with ESP-IDF 6.0.2; one manifest names one ESP-IDF version" in capsys.readouterr().err
     assert [r.full_name for r in read_records(case.out / "results.jsonl")] == [CLEAN]  # untouched
+
+
+def test_idf_standin_runs_the_repository_stand_in(case: Case, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`--idf standin` needs no idf.py on PATH; without a source checkout it says where it looked."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert build(case, extra=("--idf", "standin")) == 0
+    import xzbuild.build.toolchain as toolchain
+
+    monkeypatch.setattr(toolchain, "standin_path", lambda: case.root / "no" / "idf.py")
+    capsys.readouterr()
+    assert build(case, extra=("--idf", "standin", "--force")) == 1
+    assert f"--idf standin: {case.root / 'no' / 'idf.py'} not found" in capsys.readouterr().err
