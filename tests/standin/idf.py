@@ -10,7 +10,7 @@
 ``main/Kconfig.projbuild`` plus the ESP-IDF options in ``kconfig.py`` (defaults files in order, each F followed
 by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), then writes, with esptool's image classes, ``bootloader/bootloader.bin`` and ``<project>.bin``
 (real ``esp_app_desc_t``, checksum, SHA-256), ``partition_table/partition-table.bin`` from the configured CSV
-(xzbuild.partitions), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has ``assets``,
+(``partitions.py``, gen_esp32part's rules), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has ``assets``,
 ``flasher_args.json``, ``config/sdkconfig.json`` and ``project_description.json``.
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
@@ -211,8 +211,7 @@ def chip_revisions(target: str, values: dict[str, str]) -> tuple[int, int]:
 
 
 def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
-    from xzbuild.errors import UserError
-    from xzbuild.partitions import check_app_fits, check_fits_flash, parse_csv, parse_number
+    from partitions import TableError, check_app_fits, check_fits_flash, number, parse
 
     cfg = configure(project, build, defines)
     target, board = cfg["IDF_TARGET"], cfg.get("BOARD_NAME", "")
@@ -238,10 +237,9 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     else:
         csv_text, csv_source = SINGLE_APP_CSV, "partitions_singleapp.csv"
     try:
-        table = parse_csv(csv_text, csv_source,
-                          table_offset=parse_number(values.get("CONFIG_PARTITION_TABLE_OFFSET", "0x8000")))
+        table = parse(csv_text, csv_source, table_offset=number(values.get("CONFIG_PARTITION_TABLE_OFFSET", "0x8000")))
         check_fits_flash(table, size)
-    except UserError as exc:
+    except (TableError, ValueError) as exc:
         raise Failure(f"Partition table error: {exc}") from None
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
             "preview": bool(defines.get("_PREVIEW"))}
@@ -252,8 +250,8 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
                          max_rev_full=max_rev)
     try:
         check_app_fits(table, len(app), f"{project_name}.bin")
-    except UserError as exc:
-        raise Failure(f"Error: app partition is too small for binary {project_name}.bin: {exc}") from None
+    except TableError as exc:
+        raise Failure(f"Error: {exc}") from None
     boot = make_bootloader_image(target, idf_ver=f"v{idf_version()}", flash_mode=mode, flash_size=size,
                                  flash_freq=freq)
     time.sleep(max(0.0, delay - process_age()))  # the whole build takes `delay` (interpreter start included)
