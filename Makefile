@@ -50,6 +50,7 @@ install: apt $(STAMP) $(NPM_STAMP)
 lint: install
 	$(BIN)/ruff check xzbuild assets_gen hil tests bench
 	$(BIN)/mypy
+	$(BIN)/actionlint -no-color .github/workflows/*.yml
 
 unit: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -39,7 +39,7 @@ def timed_build(root: Path, boards: Path, firmware: Path, env: dict[str, str], j
     """Wall time of one matrix build of every variant, and the idf.py processes it started."""
     log = Path(env["XZ_STANDIN_LOG"])
     before = invocations(log)
-    cmd = [sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", "--all", "--jobs", str(jobs),
+    cmd = [sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", "--all", "--jobs", str(jobs), "--relative-urls",
            "--boards", str(boards), "--firmware", str(firmware), "--out", str(root / f"dist-{cache}"),
            "--cache-dir", str(root / f"cache-{cache}")]
     started = time.monotonic()

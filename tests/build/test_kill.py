@@ -26,7 +26,7 @@ BOARDS = ["bread-compact-wifi.yaml", "bread-compact-esp32.yaml"]  # 4 variants, 
 
 
 def run(boards: Path, firmware: Path, root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", "--all", "--jobs", "2", "--keep-going",
+    cmd = [sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", "--all", "--jobs", "2", "--keep-going", "--relative-urls",
            "--boards", str(boards), "--firmware", str(firmware), "--out", str(root / "dist"),
            "--cache-dir", str(root / "cache")]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -18,9 +18,34 @@ from xzbuild.partitions import parse_binary, read_csv
 TARGETS = ["esp32", "esp32s3", "esp32c3", "esp32c5", "esp32c6", "esp32p4", "esp32s31"]
 
 
+DEMO_KCONFIG = """menu "Demo"
+choice BOARD_TYPE
+    prompt "Board"
+    default BOARD_TYPE_OTHER if IDF_TARGET_ESP32S3
+    default BOARD_TYPE_C3 if IDF_TARGET_ESP32C3
+    config BOARD_TYPE_DEMO
+        bool "Demo"
+        depends on IDF_TARGET_ESP32S3
+    config BOARD_TYPE_OTHER
+        bool "Other"
+        depends on IDF_TARGET_ESP32S3
+    config BOARD_TYPE_C3
+        bool "C3"
+        depends on IDF_TARGET_ESP32C3
+endchoice
+config USE_THING
+    bool "Thing"
+    depends on BOARD_TYPE_OTHER
+endmenu
+"""
+
+
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_firmware(tmp_path_factory.mktemp("fw"))
+    root = make_firmware(tmp_path_factory.mktemp("fw"))
+    (root / "main").mkdir()
+    (root / "main" / "Kconfig.projbuild").write_text(DEMO_KCONFIG)
+    return root
 
 
 def run_idf(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -81,7 +106,7 @@ def test_build_and_merge_bin(firmware: Path, tmp_path: Path) -> None:
     table = parse_binary((build / "partition_table" / "partition-table.bin").read_bytes())
     assert table.to_binary() == read_csv(firmware / "partitions" / "v2" / "8m.csv").to_binary()
     app = (build / "xiaozhi.bin").read_bytes()
-    assert read_standin_info(app)["board_type"] == ["CONFIG_BOARD_TYPE_DEMO"]
+    assert read_standin_info(app)["board_type"] == ["CONFIG_BOARD_TYPE_DEMO"]  # declared in main/Kconfig.projbuild
     assert read_standin_info(app)["preview"] is True
     for rel, kind in (("xiaozhi.bin", "app"), ("bootloader/bootloader.bin", "bootloader")):
         verify_image((build / rel).read_bytes(), "esp32s3", kind=kind)
@@ -133,3 +158,35 @@ def test_bad_board_name_and_version(firmware: Path, tmp_path: Path) -> None:
     proc = run_idf(["-B", str(tmp_path / "b"), "-DIDF_TARGET=esp32s3", "-DBOARD_NAME=Bad_Name", "build"], env,
                    firmware)
     assert proc.returncode == 2 and "Invalid BOARD_NAME" in proc.stderr
+
+
+# The stand-in resolves the sdkconfig through Kconfig as ESP-IDF does (kconfgen): (fragment, target) ->
+# the BOARD_TYPE it ends up with and the facts of the other lines.
+KCONFIG_CASES = [
+    ("CONFIG_BOARD_TYPE_DEMO=y", "esp32s3", "BOARD_TYPE_DEMO", {}),
+    ("CONFIG_BOARD_TYPE_NEW=y", "esp32s3", "BOARD_TYPE_OTHER", {"BOARD_TYPE_NEW": None}),  # undeclared: dropped
+    ("CONFIG_BOARD_TYPE_DEMO=y", "esp32c3", "BOARD_TYPE_C3", {"BOARD_TYPE_DEMO": None}),  # other target: default
+    ("CONFIG_BOARD_TYPE_DEMO=y\nCONFIG_USE_THING=y", "esp32s3", "BOARD_TYPE_DEMO", {"USE_THING": None}),  # unmet dep
+    ("CONFIG_BOARD_TYPE_OTHER=y\nCONFIG_USE_THING=y", "esp32s3", "BOARD_TYPE_OTHER", {"USE_THING": True}),
+    ("CONFIG_BOARD_TYPE_DEMO=y\nCONFIG_SPIRAM_MODE_OCT=y\nCONFIG_LWIP_MAX_SOCKETS=16", "esp32s3", "BOARD_TYPE_DEMO",
+     {"SPIRAM_MODE_OCT": True, "LWIP_MAX_SOCKETS": 16}),  # ESP-IDF component options are declared by IDF
+    ("CONFIG_BOARD_TYPE_DEMO=y\nCONFIG_NOT_AN_OPTION=y", "esp32s3", "BOARD_TYPE_DEMO", {"NOT_AN_OPTION": None}),
+]
+
+
+@pytest.mark.parametrize("fragment, target, board, facts", KCONFIG_CASES)
+def test_sdkconfig_is_resolved_through_kconfig(firmware: Path, tmp_path: Path, fragment: str, target: str,
+                                               board: str, facts: dict[str, object]) -> None:
+    build = tmp_path / "b"
+    frag = tmp_path / "frag"
+    frag.write_text(fragment + "\n")
+    proc = run_idf(["-B", str(build), f"-DSDKCONFIG={build}/sdkconfig", f"-DSDKCONFIG_DEFAULTS=sdkconfig.defaults;{frag}",
+                    f"-DIDF_TARGET={target}", "-DBOARD_NAME=demo-board", "reconfigure"],
+                   standin_env(tmp_path / "log.jsonl"), firmware)
+    assert proc.returncode == 0, proc.stderr
+    sdk = json.loads((build / "config" / "sdkconfig.json").read_text())
+    assert [k for k, v in sdk.items() if k.startswith("BOARD_TYPE_") and v is True] == [board]
+    for key, value in facts.items():
+        assert sdk.get(key) == value, key
+    text = (build / "sdkconfig").read_text()
+    assert f"CONFIG_{board}=y" in text and (build / "config" / "sdkconfig.h").is_file()

@@ -39,7 +39,7 @@ def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key, value in standin_env(root / "standin.jsonl", XZ_STANDIN_ASSETS="bread-compact-wifi").items():
         monkeypatch.setenv(key, value)
     dist = root / "dist"
-    assert main(["matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--boards",
+    assert main(["matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--relative-urls", "--boards",
                  str(boards), "--firmware", str(firmware), "--out", str(dist), "--cache-dir", str(root / "cache")]) == 0
     return dist
 
@@ -66,6 +66,9 @@ def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.Mo
         assert list((board_dir / "transcripts").rglob("*.jsonl"))
     suites = ET.parse(junit).getroot().findall("testsuite")
     assert sorted(s.get("name", "") for s in suites) == sorted(f"hil.{r['board']}" for r in got)
+    from tests.junit_schema import all_cases
+
+    assert len(all_cases(junit)) == sum(int(r["tests"]["tests"]) for r in got)  # type: ignore[index]
 
 
 def test_virtual_board_passes_the_suite_on_both_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,7 @@ def variants_of(matrix: dict[str, list[dict[str, object]]]) -> list[str]:
 
 
 def test_per_variant_matrix_puts_s31_on_the_newer_image(repo_root: Path) -> None:
-    matrix, stderr = run_github(repo_root, "--idf", "6.0.2", "--idf", "6.1")
+    matrix, stderr = run_github(repo_root, "--idf-version", "6.0.2", "--idf-version", "6.1")
     jobs = matrix["include"]
     assert len(jobs) == 176 == len(set(variants_of(matrix)))
     images = {job["variants"]: job["image"] for job in jobs}
@@ -150,3 +150,18 @@ def test_release_build_step_accepts_a_real_matrix_job(repo_root: Path) -> None:
     ctx = build.make_context("build", args)
     assert ctx.params["variants"] == tuple(str(job["variants"]).split())
     assert ctx.params["idf_version"] == job["idf"]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["matrix", "list", "--idf", "6.0.2"], 0, "note: --idf 6.0.2 is deprecated for the ESP-IDF version; use --idf-version"),
+    (["matrix", "github", "--idf", "6.0.2", "--idf", "6.1"], 0, "note: --idf 6.0.2 --idf 6.1 is deprecated"),
+    (["matrix", "list", "--idf", "docker:espressif/idf:v6.0.2"], 2, "--idf names the ESP-IDF runner"),
+    (["matrix", "list", "--idf-version", "6.0.2"], 0, ""),
+])
+def test_idf_means_the_runner_and_the_old_version_spelling_still_works(repo_root: Path, args: list[str], code: int,
+                                                                       message: str) -> None:
+    result = CliRunner().invoke(cli, [*args, "--boards", str(repo_root / "boards")])
+    assert result.exit_code == code, result.output
+    assert message in result.stderr
+    if not message:
+        assert "deprecated" not in result.stderr

@@ -31,7 +31,7 @@ def test_records_equal_upstream_listing_record_for_record(board_set, golden) -> 
 
 def test_cli_json_is_byte_compatible(repo_root: Path, golden, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("XZBUILD_NO_CACHE", "1")
-    result = CliRunner().invoke(cli, ["matrix", "list", "--json", "--idf", "6.0.2",
+    result = CliRunner().invoke(cli, ["matrix", "list", "--json", "--idf-version", "6.0.2",
                                       "--boards", str(repo_root / "boards")])
     assert result.exit_code == 0, result.output
     # upstream prints json.dumps(list): one line, default separators, \uXXXX escapes

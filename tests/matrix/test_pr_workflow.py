@@ -52,7 +52,7 @@ def test_pr_selection_feeds_the_github_matrix(upstream_history: Path, repo_root:
     assert data["mode"] == "pr" and 0 < data["count"] < 174
     covered = {n for v in data["variants"] for n in v["covers"]}
     assert len(covered) == 174  # every variant the sound rule selects (all: a shared source) is covered
-    out = subprocess.run([xz, "matrix", "github", "--boards", boards, "--idf", "6.0.2", "--idf", "6.1", "--shards",
+    out = subprocess.run([xz, "matrix", "github", "--boards", boards, "--idf-version", "6.0.2", "--idf-version", "6.1", "--shards",
                           "8", "--selection", str(selection)], capture_output=True, text=True, check=True).stdout
     matrix = json.loads(out)
     built = [n for job in matrix["include"] for n in job["variants"].split()]

@@ -28,7 +28,7 @@ def test_check_prints_counts(repo_root: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_list_json_and_table(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["boards", "list", "--json", "--boards", str(repo_root / "boards"), "--idf", "6.0.2"], capsys)
+    code, out, _ = run(["boards", "list", "--json", "--boards", str(repo_root / "boards"), "--idf-version", "6.0.2"], capsys)
     records = json.loads(out)
     assert code == 0 and len(records) == 174
     first = records[0]

@@ -6,10 +6,11 @@
     idf.py -B BUILD merge-bin            # BUILD/merged-binary.bin from flasher_args.json
     idf.py --version
 
-``build`` layers the sdkconfig like ESP-IDF (existing sdkconfig values win; each defaults file F is followed
-by F.<target>), then writes, with esptool's image classes, ``bootloader/bootloader.bin`` and ``<project>.bin``
+``build`` resolves the sdkconfig like ESP-IDF: kconfgen (esp-idf-kconfig) over the firmware's
+``main/Kconfig.projbuild`` plus the ESP-IDF options in ``kconfig.py`` (defaults files in order, each F followed
+by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), then writes, with esptool's image classes, ``bootloader/bootloader.bin`` and ``<project>.bin``
 (real ``esp_app_desc_t``, checksum, SHA-256), ``partition_table/partition-table.bin`` from the configured CSV
-(xzbuild.partitions), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has ``assets``,
+(``partitions.py``, gen_esp32part's rules), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has ``assets``,
 ``flasher_args.json``, ``config/sdkconfig.json`` and ``project_description.json``.
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
@@ -20,7 +21,6 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
                                  assets at 0x800000 make merged images 8 MB, so tests limit them)
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
-  XZ_STANDIN_REJECT=CONFIG_X,... drop these symbols from the sdkconfig, as Kconfig drops unknown ones
 """
 
 from __future__ import annotations
@@ -156,60 +156,31 @@ def configure(project: Path, build: Path, defines: dict[str, str]) -> dict[str, 
     return merged
 
 
-def layered_sdkconfig(project: Path, cfg: dict[str, str]) -> dict[str, str]:
-    target = cfg["IDF_TARGET"]
-    values: dict[str, str] = {}
+def defaults_files(project: Path, cfg: dict[str, str]) -> list[Path]:
+    """SDKCONFIG_DEFAULTS in order, each file F followed by F.<target> when it exists (ESP-IDF's rule)."""
+    files = []
     for entry in filter(None, cfg.get("SDKCONFIG_DEFAULTS", "").split(";")):
         path = Path(entry) if Path(entry).is_absolute() else project / entry
         if not path.is_file():
             raise Failure(f"CMake Error: SDKCONFIG_DEFAULTS '{entry}' does not exist.")
-        read_sdkconfig(path, values)
-        target_file = path.with_name(f"{path.name}.{target}")
+        files.append(path)
+        target_file = path.with_name(f"{path.name}.{cfg['IDF_TARGET']}")
         if target_file.is_file():
-            read_sdkconfig(target_file, values)
-    existing = Path(cfg["SDKCONFIG"])
-    if existing.is_file():  # defaults only fill keys sdkconfig does not have yet
-        current: dict[str, str] = {}
-        read_sdkconfig(existing, current)
-        values.update(current)
-    for key in filter(None, os.environ.get("XZ_STANDIN_REJECT", "").split(",")):
-        values.pop(key.strip(), None)  # what Kconfig silently drops (unknown symbol, unmet dependency)
-    values["CONFIG_IDF_TARGET"] = f'"{target}"'
-    read_sdkconfig_line(values, f"CONFIG_IDF_TARGET_{target.upper()}=y")
-    if not any(k.startswith("CONFIG_ESPTOOLPY_FLASHSIZE_") and v == "y" for k, v in values.items()):
-        values["CONFIG_ESPTOOLPY_FLASHSIZE_2MB"] = "y"
+            files.append(target_file)
+    return files
+
+
+def configured_sdkconfig(project: Path, build: Path, cfg: dict[str, str]) -> dict[str, str]:
+    """Resolve the sdkconfig through the project's Kconfig with kconfgen (tests/standin/kconfig.py), as ESP-IDF's
+    configure step does, and return the values it wrote (``n`` for ``is not set``)."""
+    from kconfig import resolve_sdkconfig
+
+    sdkconfig = Path(cfg["SDKCONFIG"])
+    notes = resolve_sdkconfig(project, build, cfg["IDF_TARGET"], defaults_files(project, cfg), sdkconfig)
+    sys.stdout.write(notes)
+    values: dict[str, str] = {}
+    read_sdkconfig(sdkconfig, values)
     return values
-
-
-def read_sdkconfig_line(values: dict[str, str], line: str) -> None:
-    key, value = line.split("=", 1)
-    for prefix in CHOICES:
-        if key.startswith(prefix):
-            for other in [k for k in values if k.startswith(prefix)]:
-                values[other] = "n"
-    values[key] = value
-
-
-def write_sdkconfig(cfg: dict[str, str], values: dict[str, str], build: Path) -> None:
-    lines = ["# Automatically generated file. DO NOT EDIT.", "# xzbuild idf.py stand-in"]
-    for key in sorted(values):
-        lines.append(f"# {key} is not set" if values[key] == "n" else f"{key}={values[key]}")
-    Path(cfg["SDKCONFIG"]).parent.mkdir(parents=True, exist_ok=True)
-    Path(cfg["SDKCONFIG"]).write_text("\n".join(lines) + "\n")
-    as_json: dict[str, object] = {}
-    for key, value in sorted(values.items()):
-        name = key.removeprefix("CONFIG_")
-        if value in ("y", "n"):
-            as_json[name] = value == "y"
-        elif value.startswith('"'):
-            as_json[name] = value[1:-1]
-        else:
-            try:
-                as_json[name] = int(value, 0)
-            except ValueError:
-                as_json[name] = value
-    (build / "config").mkdir(parents=True, exist_ok=True)
-    (build / "config" / "sdkconfig.json").write_text(json.dumps(as_json, indent=4) + "\n")
 
 
 def flash_settings(values: dict[str, str]) -> tuple[str, str, str]:
@@ -240,16 +211,14 @@ def chip_revisions(target: str, values: dict[str, str]) -> tuple[int, int]:
 
 
 def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
-    from xzbuild.errors import UserError
-    from xzbuild.partitions import check_app_fits, check_fits_flash, parse_csv, parse_number
+    from partitions import TableError, check_app_fits, check_fits_flash, number, parse
 
     cfg = configure(project, build, defines)
     target, board = cfg["IDF_TARGET"], cfg.get("BOARD_NAME", "")
     if board and not re.fullmatch(r"[a-z0-9.-]+", board):
         raise Failure(f"CMake Error: Invalid BOARD_NAME '{board}': only lowercase letters, digits, '.' and '-'")
     project_name, version = project_facts(project)
-    values = layered_sdkconfig(project, cfg)
-    write_sdkconfig(cfg, values, build)
+    values = configured_sdkconfig(project, build, cfg)
     delay = float(knob("XZ_STANDIN_DELAY", board) or 0)
     time.sleep(max(0.0, delay / 2 - process_age()))
     if knob("XZ_STANDIN_FAIL", board) is not None:
@@ -268,10 +237,9 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     else:
         csv_text, csv_source = SINGLE_APP_CSV, "partitions_singleapp.csv"
     try:
-        table = parse_csv(csv_text, csv_source,
-                          table_offset=parse_number(values.get("CONFIG_PARTITION_TABLE_OFFSET", "0x8000")))
+        table = parse(csv_text, csv_source, table_offset=number(values.get("CONFIG_PARTITION_TABLE_OFFSET", "0x8000")))
         check_fits_flash(table, size)
-    except UserError as exc:
+    except (TableError, ValueError) as exc:
         raise Failure(f"Partition table error: {exc}") from None
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
             "preview": bool(defines.get("_PREVIEW"))}
@@ -282,8 +250,8 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
                          max_rev_full=max_rev)
     try:
         check_app_fits(table, len(app), f"{project_name}.bin")
-    except UserError as exc:
-        raise Failure(f"Error: app partition is too small for binary {project_name}.bin: {exc}") from None
+    except TableError as exc:
+        raise Failure(f"Error: {exc}") from None
     boot = make_bootloader_image(target, idf_ver=f"v{idf_version()}", flash_mode=mode, flash_size=size,
                                  flash_freq=freq)
     time.sleep(max(0.0, delay - process_age()))  # the whole build takes `delay` (interpreter start included)
@@ -368,8 +336,7 @@ def main(argv: list[str]) -> int:
             elif action in ("build", "all", "app"):
                 build_action(project, build, defines)
             elif action == "reconfigure":
-                cfg = configure(project, build, defines)
-                write_sdkconfig(cfg, layered_sdkconfig(project, cfg), build)
+                configured_sdkconfig(project, build, configure(project, build, defines))
             elif action == "merge-bin":
                 merge_bin_action(build, opts.get("o"))
             elif action == "fullclean":

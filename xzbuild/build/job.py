@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from xzbuild.model import BoardSet, FirmwareFacts
 
 # Bump when the artifact layout in the cache changes, so old objects are not reused.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: objects are stored only after the identity checks (xzbuild.build.identity)
 # Never part of the firmware state: VCS data and editor litter anywhere; outputs, caches and the sdkconfig
 # idf.py rewrites at the top of the checkout.
 IGNORED_NAMES = {".git", "__pycache__", ".vscode", ".idea", ".DS_Store"}
@@ -52,6 +52,8 @@ class BuildJob:
     chip_variant: str | None = None
     # Symbols the configured sdkconfig must show (user options, build options): (option, CONFIG_X=y|n).
     checks: tuple[tuple[str, str], ...] = ()
+    # Generated files that differ from boards/ in the firmware tree, accepted with --allow-drift.
+    drift: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, object]:
         """Plain data for records and the cache key."""

@@ -1,26 +1,25 @@
-"""Before building: which variants (names, --all, --select, shard), which ESP-IDF version, which firmware tree."""
+"""Build planning as a library call: ``plan_build(BuildRequest(...))`` → runner, ESP-IDF version, jobs, refusals.
+
+Also the selection helpers (names, --all, --select, shard) and the firmware tree lookup."""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
-import json
-import os
-import re
-import shutil
-import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xzbuild.build.job import idf_version_from_tree
+from xzbuild.build.job import BuildJob
+from xzbuild.build.pool import BuildOptions
+from xzbuild.build.runner import Runner
 from xzbuild.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.matrix import MatrixEntry
 
 SELECT_KEYS = ("target", "board", "name", "full_name", "manufacturer", "preview")
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def find_firmware(path: Path | None) -> Path:
@@ -30,53 +29,6 @@ def find_firmware(path: Path | None) -> Path:
         hint = "pass --firmware <xiaozhi-esp32 checkout>" if path is None else "is this a xiaozhi-esp32 checkout?"
         raise UserError(f"{root}: no CMakeLists.txt; {hint}")
     return root
-
-
-def detect_idf_version(mode: str, explicit: str | None, cache_root: Path) -> str:
-    """The ESP-IDF version builds use: explicit, the container tag, $IDF_PATH, or ``idf.py --version``.
-
-    The ``idf.py --version`` answer is remembered per idf.py file (path, size, mtime), so a no-op rebuild
-    starts no idf.py process at all.
-    """
-    from xzbuild.matrix import normalize_idf
-
-    if explicit:
-        return normalize_idf(explicit)
-    if mode.startswith("docker:"):
-        tag = mode.rsplit(":", 1)[-1] if mode.count(":") >= 2 else ""
-        m = _VERSION.fullmatch(tag)
-        if not m:
-            raise UserError(f"--idf {mode}: cannot read the ESP-IDF version from the image tag; add --idf-version")
-        return normalize_idf(m.group(0))
-    if mode != "local":
-        raise UserError(f"--idf {mode!r}: use 'local' or 'docker:IMAGE' (e.g. docker:espressif/idf:v6.0.2)")
-    idf_path = os.environ.get("IDF_PATH")
-    if idf_path:
-        found = idf_version_from_tree(Path(idf_path))
-        if found:
-            return found
-    exe = shutil.which("idf.py")
-    if exe is None:
-        raise UserError("idf.py not found: put ESP-IDF on PATH (source its export.sh) or build in a container "
-                        "with --idf docker:espressif/idf:v6.0.2")
-    st = Path(exe).stat()
-    stamp = [exe, st.st_size, st.st_mtime_ns]
-    memo = cache_root / "idf-version.json"
-    try:
-        saved = json.loads(memo.read_text())
-        if saved.get("stamp") == stamp:
-            return str(saved["version"])
-    except (OSError, ValueError, AttributeError):
-        pass
-    proc = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
-    m = _VERSION.search(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or not m:
-        raise UserError(f"`idf.py --version` did not report a version: {(proc.stdout + proc.stderr).strip()[:200]}")
-    version = normalize_idf(m.group(0))
-    from xzbuild.fsutil import atomic_write_text
-
-    atomic_write_text(memo, json.dumps({"stamp": stamp, "version": version}))
-    return version
 
 
 def _matches(entry: MatrixEntry, key: str, pattern: str) -> bool:
@@ -136,3 +88,116 @@ def choose_entries(entries: list[MatrixEntry], names: Sequence[str], all_: bool,
             raise UserError("the --select filters together match no variant; loosen one of them")
     order = {e.full_name: i for i, e in enumerate(entries)}
     return sorted(chosen.values(), key=lambda e: order[e.full_name])
+
+
+# ---- the typed request behind `xzbuild matrix build` ----
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """Everything a matrix build is asked to do; ``xzbuild matrix build`` fills it from its options."""
+
+    variants: tuple[str, ...] = ()  # names, full names or board dirs
+    all: bool = False  # every variant listed for the ESP-IDF version
+    selectors: tuple[str, ...] = ()  # KEY=GLOB filters (target, board, name, full_name, manufacturer, preview)
+    shard: str | None = None  # I/N
+    jobs: int = 2  # parallel builds
+    keep_going: bool = False  # build the rest after a failure
+    force: bool = False  # ignore the artifact cache
+    firmware: Path | None = None  # xiaozhi-esp32 checkout (default: the current directory)
+    idf: str = "local"  # runner: local | docker:IMAGE | standin
+    idf_version: str | None = None  # must agree with the runner's own version
+    out: Path = Path("dist")
+    boards_dir: Path = Path("boards")
+    cache_dir: Path = Path(".xzbuild-cache")
+    build_root: Path | None = None  # per-variant build dirs (default: <cache_dir>/work)
+    base_url: str = ""  # where dist/ is published (absolute OTA URLs)
+    relative_urls: bool = False  # opt in to ota.json URLs relative to the variant dir
+    container_runtime: str = "docker"
+    language: str | None = None
+    wake_word: str | None = None
+    build_options: dict[str, object] | None = None
+    allow_drift: bool = False  # build even when generated files differ from boards/ (recorded)
+    wait_for_out: bool = True  # another run holds --out: wait for it (False: refuse)
+
+
+@dataclass
+class BuildPlan:
+    """What a request resolves to: the runner, the ESP-IDF version, the jobs and the records known up front."""
+
+    runner: Runner
+    idf: str
+    jobs: list[BuildJob]
+    options: BuildOptions
+    repo_root: Path
+
+    def dry_run(self) -> list[str]:
+        """Per job: a comment line with the cache state, then the exact commands."""
+        import shlex
+
+        from xzbuild.build.job import TreeDigest, cache_key
+        from xzbuild.build.runner import cached_object
+
+        tree = TreeDigest(self.runner.firmware, self.runner.cache_root)
+        lines = [f"# {r.full_name} refused ({r.reason}): {r.error}" for r in self.options.refused]
+        for job in self.jobs:
+            key = cache_key(job, tree, self.repo_root, self.runner.mode)
+            state = "cached" if cached_object(self.runner.cache_root, key) and not self.options.force else "build"
+            lines.append(f"# {job.full_name} ({job.target}) {state} key={key[:16]}")
+            lines.extend(shlex.join(command) for command in self.runner.commands(job))
+        return lines
+
+
+def check_base_url(base_url: str, relative_urls: bool) -> None:
+    """ota.json must hold a URL a device can fetch: an absolute http(s) ``--base-url``, or ``--relative-urls``."""
+    from urllib.parse import urlsplit
+
+    if base_url:
+        if relative_urls:
+            raise UserError("--base-url and --relative-urls exclude each other")
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UserError(f"--base-url {base_url!r}: expected an absolute http(s) URL such as "
+                            "https://example.com/firmware/v2.4.2")
+    elif not relative_urls:
+        raise UserError("ota.json needs an absolute firmware URL: pass --base-url https://HOST/PATH (where this "
+                        "dist/ is published), or --relative-urls to write URLs relative to each variant dir")
+
+
+def plan_build(request: BuildRequest) -> BuildPlan:
+    """Resolve a request: runner and ESP-IDF version, chosen variants, jobs, pre-build identity checks."""
+    from dataclasses import replace
+
+    from xzbuild.build.identity import preflight, project_name
+    from xzbuild.build.job import make_jobs
+    from xzbuild.build.results import BuildRecord, BuildStatus
+    from xzbuild.build.toolchain import idf_executable, resolve_idf_version
+    from xzbuild.matrix import apply_shard, list_variants
+    from xzbuild.model import load_boards
+
+    check_base_url(request.base_url, request.relative_urls)
+    fw = find_firmware(request.firmware)
+    cache_root = request.cache_dir.resolve()
+    runner = Runner(firmware=fw, build_root=(request.build_root or cache_root / "work").resolve(),
+                    cache_root=cache_root, mode=request.idf, container_runtime=request.container_runtime,
+                    idf_exe=idf_executable(request.idf))
+    idf = resolve_idf_version(request.idf, request.idf_version, cache_root)
+    board_set = load_boards(request.boards_dir)
+    entries = choose_entries(list_variants(board_set, idf=idf), request.variants, request.all, request.selectors)
+    enabled = apply_shard([e for e in entries if e.enabled], request.shard)
+    disabled = [] if request.shard else [e for e in entries if not e.enabled]
+    jobs = make_jobs(enabled, fw, board_set, idf, language=request.language, wake_word=request.wake_word,
+                     build_options=request.build_options)
+    checked = preflight(jobs, fw, board_set, allow_drift=request.allow_drift)
+    refused = [BuildRecord(full_name=j.full_name, board=j.board, name=j.name, target=j.target, idf=idf,
+                           status=BuildStatus.FAILED, reason=checked.refused[j.full_name].reason,
+                           error=checked.refused[j.full_name].message) for j in jobs if j.full_name in checked.refused]
+    jobs = [replace(j, drift=tuple(checked.drift.get(j.full_name, ()))) for j in jobs
+            if j.full_name not in checked.refused]
+    extra = [BuildRecord(full_name=e.full_name, board=e.board, name=e.name, target=e.target, idf=idf,
+                         status=BuildStatus.DISABLED, reason=e.reason, shard=request.shard) for e in disabled]
+    repo_root = Path(board_set.root).resolve().parent
+    options = BuildOptions(jobs=request.jobs, keep_going=request.keep_going, force=request.force, out=request.out,
+                           base_url=request.base_url, relative_urls=request.relative_urls, shard=request.shard,
+                           repo_root=repo_root, extra_records=extra, refused=refused,
+                           project_name=project_name(fw), wait_for_out=request.wait_for_out)
+    return BuildPlan(runner=runner, idf=idf, jobs=jobs, options=options, repo_root=repo_root)

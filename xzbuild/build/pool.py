@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild import __version__
+from xzbuild.build.identity import summarize, verify_build
 from xzbuild.build.job import BuildJob, TreeDigest, cache_key
+from xzbuild.build.outlock import out_lock
 from xzbuild.build.progress import BuildProgress
 from xzbuild.build.release import (
     clean_stale,
@@ -27,7 +29,7 @@ from xzbuild.build.release import (
     withdraw_variant,
     write_release_manifest,
 )
-from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, write_records
+from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, read_records, write_records
 from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
 from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import atomic_write_text
@@ -42,10 +44,14 @@ class BuildOptions:
     force: bool = False
     out: Path = Path("dist")
     base_url: str = ""
+    relative_urls: bool = False  # ota.json may hold URLs relative to the variant dir (no --base-url)
     shard: str | None = None
     repo_root: Path = Path(".")
     live: bool | None = None  # None: live display only on a terminal
     extra_records: list[BuildRecord] = field(default_factory=list)  # e.g. IDF-disabled variants
+    refused: list[BuildRecord] = field(default_factory=list)  # failed the pre-build identity checks
+    project_name: str = ""  # the app descriptor's expected project name ("" skips that comparison)
+    wait_for_out: bool = True  # another run holds --out: wait (True) or refuse (False)
 
 
 def _record(job: BuildJob, status: BuildStatus, **kw: object) -> BuildRecord:
@@ -55,17 +61,46 @@ def _record(job: BuildJob, status: BuildStatus, **kw: object) -> BuildRecord:
 
 def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
                    progress: BuildProgress | None = None) -> list[BuildRecord]:
-    """Build (or reuse) every job; write dist/, results.jsonl, junit.xml and logs; return the records.
+    """Build (or reuse) every job; write dist/, results.jsonl, junit.xml and logs; return this run's records.
 
     A job whose cache key has a complete object is "cached" and never reaches idf.py; results are
     appended to ``<out>/.results.partial.jsonl`` as each variant completes and written sorted at the end.
+    ``out`` is held by one run at a time; records of variants this run does not touch are kept, so
+    results.jsonl, junit.xml and manifest.json describe the same set of variants.
     """
+    import sys
+
+    def tell(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    with out_lock(options.out, wait=options.wait_for_out, on_wait=tell):
+        return _build_locked(jobs, runner, options, progress)
+
+
+def _earlier_records(out: Path, names: set[str]) -> list[BuildRecord]:
+    """Records of earlier runs into ``out`` for variants this run does not touch (unreadable files: none)."""
+    try:
+        return [r for r in read_records(out / "results.jsonl") if r.full_name not in names]
+    except (OSError, UserError):
+        return []
+
+
+def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
+                  progress: BuildProgress | None) -> list[BuildRecord]:
     out = options.out
-    out.mkdir(parents=True, exist_ok=True)
     _warm_up()
     clean_stale(out)
     clean_cache_tmp(runner.cache_root)
-    for stale in ("manifest.json", "results.jsonl", "junit.xml", "run.json"):  # they describe the previous run
+    names = {j.full_name for j in jobs} | {r.full_name for r in options.extra_records + options.refused}
+    earlier = _earlier_records(out, names)
+    idf = jobs[0].idf if jobs else next((r.idf for r in options.refused + options.extra_records), "")
+    other = sorted({r.idf for r in earlier if r.status.ok and r.idf != idf})
+    if other and idf:
+        raise UserError(f"{out} holds variants built with ESP-IDF {', '.join(other)}; one manifest names one "
+                        f"ESP-IDF version, so build {idf} into another --out")
+    # Until this run ends, results.jsonl holds only what stays true whatever happens to this run.
+    write_records(out / "results.jsonl", earlier)
+    for stale in ("manifest.json", "junit.xml", "run.json"):  # they describe the previous run
         (out / stale).unlink(missing_ok=True)
     tree = TreeDigest(runner.firmware, runner.cache_root)
     keys = {job.full_name: cache_key(job, tree, options.repo_root, runner.mode) for job in jobs}
@@ -74,9 +109,11 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     lock = threading.Lock()
     records: dict[str, BuildRecord] = {}
     stop = threading.Event()
+    drift = {job.full_name: job.drift for job in jobs if job.drift}
 
     def finish(record: BuildRecord) -> None:
         record.shard = options.shard
+        record.drift = list(drift.get(record.full_name, ()))
         if record.status is BuildStatus.FAILED:
             withdraw_variant(out, record.full_name)  # an older build must not pass for this run's result
         with lock:
@@ -92,7 +129,7 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         progress.state(job.full_name, "packaging")
         key = keys[job.full_name]
         try:
-            rel = release_variant(job, obj, out, key, options.base_url)
+            rel = release_variant(job, obj, out, key, options.base_url, relative_urls=options.relative_urls)
         except UserError as exc:
             finish(_record(job, BuildStatus.FAILED, reason=exc.message, error=str(exc), key=key, seconds=seconds,
                            log=log))
@@ -127,6 +164,9 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         except UserError as exc:  # e.g. another xzbuild holds this variant's build directory
             finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, log=rel_log))
             return
+        wrong = None if not outcome.ok else verify_build(job, runner.build_dir(job), options.project_name)
+        if wrong is not None:  # built, but not the variant it names: never cached, never released
+            outcome.ok, outcome.reason, outcome.error = False, wrong[0], f"{wrong[0]}: {summarize(wrong[1])}"
         if not outcome.ok:
             finish(_record(job, BuildStatus.FAILED, reason=outcome.reason, error=outcome.error, key=key,
                            seconds=outcome.seconds, log=rel_log))
@@ -144,6 +184,10 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         release(job, obj, BuildStatus.BUILT, outcome.seconds, rel_log)
 
     try:
+        for refused in options.refused:  # one line each; never reaches idf.py
+            finish(refused)
+        if options.refused and not options.keep_going:
+            stop.set()
         todo: list[BuildJob] = []
         for job in jobs:
             obj = None if options.force else cached_object(runner.cache_root, keys[job.full_name])
@@ -160,7 +204,8 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
             partial.close()
         with contextlib.suppress(OSError):  # the stat cache only speeds up the next run
             tree.save()
-    all_records = list(records.values()) + options.extra_records
+    run_records = list(records.values()) + options.extra_records
+    all_records = earlier + run_records
     failed_writes: list[OSError] = []
     try:
         write_records(out / "results.jsonl", all_records)
@@ -172,7 +217,6 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
                  "build_s_sum": round(busy, 3),
                  "pool_efficiency": round(busy / (options.jobs * pool_wall), 3) if pool_wall > 0 and todo else None}
     version = jobs[0].version if jobs else ""
-    idf = jobs[0].idf if jobs else ""
     for write in (lambda: write_release_manifest(out, version, idf, f"xzbuild {__version__}"),
                   lambda: atomic_write_text(out / "run.json", json.dumps(run_stats, indent=2) + "\n")):
         try:
@@ -185,7 +229,7 @@ def build_variants(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
             (out / ".results.partial.jsonl").is_file() else ""
         raise UserError(f"cannot write {first.filename or out}: {_os_reason(first)}{kept}", Location(str(out)))
     (out / ".results.partial.jsonl").unlink(missing_ok=True)
-    return sorted(all_records, key=lambda r: r.full_name)
+    return sorted(run_records, key=lambda r: r.full_name)
 
 
 def _os_reason(exc: OSError) -> str:

@@ -28,7 +28,13 @@ from typing import Any
 
 from xzbuild.build.images import verify_image
 from xzbuild.build.job import BuildJob
-from xzbuild.build.webtools import CHIP_FAMILIES, factory_manifest, update_manifest, validate_manifest
+from xzbuild.build.webtools import (
+    CHIP_FAMILIES,
+    factory_manifest,
+    revision_label,
+    update_manifest,
+    validate_manifest,
+)
 from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import atomic_open, atomic_write_text
 
@@ -128,6 +134,7 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
                                                             "max": _rev(info.max_rev_full)},
         "assets": next((f for f in files if f.role == "assets"), None),
         "otadata": _role(files, "otadata"),
+        "nvs_offsets": [n.offset for n in [table.find(type="data", subtype="nvs")] if n is not None],
         "merged": merged,
     }
 
@@ -164,14 +171,21 @@ def write_zip(path: Path, merged: Path) -> None:
         shutil.copyfileobj(src, out, 1 << 20)
 
 
-def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "") -> dict[str, Any]:
+def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "", *,
+                    relative_urls: bool = False) -> dict[str, Any]:
     """Materialise ``dist/<full_name>`` and the zip from a cache object; returns the release record.
 
-    A variant whose ``release.json`` already carries ``key`` is left alone (no copy on a no-op rebuild).
+    ``ota.json`` holds ``<base_url>/<full_name>/<app>``; without a base URL only when ``relative_urls`` says
+    the publisher resolves them (a device cannot fetch a relative URL). A variant whose ``release.json``
+    already carries ``key`` is left alone (no copy on a no-op rebuild).
     """
+    if not base_url and not relative_urls:
+        raise UserError("ota.json needs an absolute firmware URL: pass --base-url https://HOST/PATH (where this "
+                        "dist/ is published) or --relative-urls")
     final = out / job.full_name
     current = read_release(final)
-    if current is not None and current.get("key") == key and zip_matches(out, current):
+    if current is not None and current.get("key") == key and current.get("ota_base_url") == (base_url or None) \
+            and zip_matches(out, current):
         return current
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
@@ -179,19 +193,24 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
     if not (stage / "merged-binary.bin").is_file():  # the build tool did not merge: esptool does it here
         (stage / "merged-binary.bin").write_bytes(facts["merged"])
-    name = f"xiaozhi {job.full_name}"
+    revision = revision_label(job.target, facts["chip_revision"]["min"], facts["chip_revision"]["max"])
     manifests: dict[str, str | None] = {"factory": None, "update": None}
     note = None
     if job.target in CHIP_FAMILIES:
-        factory = factory_manifest(name, facts["app_version"], job.target, "merged-binary.bin")
-        # An update keeps NVS: app and assets at their offsets, plus blank otadata so the bootloader
-        # starts the slot just written even if the device last ran the other OTA slot.
-        parts = [(f.path, f.offset) for f in (facts["otadata"], facts["app"], facts["assets"]) if f is not None]
-        update = update_manifest(name, facts["app_version"], job.target, parts)
+        factory = factory_manifest(f"xiaozhi {job.full_name}{revision}", facts["app_version"], job.target,
+                                   "merged-binary.bin")
+        # Every image but NVS (flasher_args.json never lists NVS), so the device boots whether or not the
+        # person ticks "Erase device"; blank otadata makes the bootloader start the slot just written.
+        update = update_manifest(f"xiaozhi {job.full_name}{revision} (update, keeps settings)", facts["app_version"],
+                                 job.target, [(f.path, f.offset) for f in facts["files"]
+                                              if f.offset not in facts["nvs_offsets"]])
         for kind, manifest in (("factory", factory), ("update", update)):
             validate_manifest(manifest)
             (stage / f"webtools-{kind}.json").write_text(json.dumps(manifest, indent=2) + "\n")
             manifests[kind] = f"{job.full_name}/webtools-{kind}.json"
+        if revision:
+            note = (f"ESP Web Tools picks a build by chip family only; this image needs{revision.removeprefix(' for')}"
+                    " and does not boot on other revisions")
     else:
         note = f"ESP Web Tools has no chip family for {job.target}"
     app_url = f"{base_url.rstrip('/')}/{job.full_name}/{facts['app'].path}" if base_url else \
@@ -210,6 +229,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         "files": [_file_entry(stage, job.full_name, f) for f in facts["files"]]
         + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
         "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
+        "ota_base_url": base_url or None, "allowed_drift": list(job.drift),
     }
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     _swap_in(stage, final)

@@ -44,6 +44,8 @@ class Runner:
     mode: str = "local"
     container_runtime: str = "docker"
     env: dict[str, str] = field(default_factory=dict)
+    # How idf.py is started on the host: ("idf.py",) from PATH, or (python, tests/standin/idf.py).
+    idf_exe: tuple[str, ...] = ("idf.py",)
 
     @property
     def image(self) -> str | None:
@@ -64,8 +66,9 @@ class Runner:
         has_base = (self.firmware / "sdkconfig.defaults").is_file()
         defaults = ";".join([*(["sdkconfig.defaults"] if has_base else []), f"{build}/{FRAGMENT_NAME}"])
         preview = ["--preview"] if job.preview else []
+        exe = ["idf.py"] if container else list(self.idf_exe)
         return [
-            ["idf.py", *preview, "-C", fw, "-B", build, f"-DSDKCONFIG={build}/sdkconfig",
+            [*exe, *preview, "-C", fw, "-B", build, f"-DSDKCONFIG={build}/sdkconfig",
              f"-DSDKCONFIG_DEFAULTS={defaults}", f"-DIDF_TARGET={job.target}", f"-DBOARD_NAME={job.name}", "build",
              "merge-bin"],
         ]
@@ -171,7 +174,7 @@ def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[s
                 proc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False,
                                       cwd=runner.firmware, preexec_fn=_die_with_parent)
             except FileNotFoundError:
-                msg = f"{command[0]} not found on PATH"
+                msg = f"{command[0]} not found on PATH (source ESP-IDF's export.sh, or pass --idf docker:IMAGE)"
                 log.write(msg + "\n")
                 return Outcome(False, time.monotonic() - started, log_path, msg, msg)
             if proc.returncode != 0:
@@ -179,11 +182,11 @@ def run_job(runner: Runner, job: BuildJob, log_path: Path, on_state: Callable[[s
                 text = log_path.read_text(encoding="utf-8", errors="replace")
                 err = first_error(text)
                 return Outcome(False, time.monotonic() - started, log_path, err,
-                               f"{command[0]} exited {proc.returncode}")
+                               f"{'idf.py' if runner.image is None else command[0]} exited {proc.returncode}")
     problems = configured_problems(build / "sdkconfig", job.checks)
     if problems:
-        return Outcome(False, time.monotonic() - started, log_path, problems[0],
-                       "the configured sdkconfig lacks requested options: " + "; ".join(problems))
+        return Outcome(False, time.monotonic() - started, log_path,
+                       "config: the configured sdkconfig lacks requested options: " + "; ".join(problems), "config")
     return Outcome(True, time.monotonic() - started, log_path)
 
 

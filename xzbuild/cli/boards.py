@@ -74,10 +74,14 @@ def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
 @boards.command("list")
 @_BOARDS_OPT
 @click.option("--json", "as_json", is_flag=True, help="Print JSON records instead of a table.")
-@click.option("--idf", "idf_version", default=None, help="Only variants built for this ESP-IDF version.")
-def list_cmd(boards_dir: Path, as_json: bool, idf_version: str | None) -> None:
+@click.option("--idf-version", "idf_version", default=None, help="Only variants built for this ESP-IDF version.")
+@click.option("--idf", "legacy_idf", default=None, hidden=True, multiple=True)  # deprecated spelling
+def list_cmd(boards_dir: Path, as_json: bool, idf_version: str | None, legacy_idf: tuple[str, ...]) -> None:
     """List variants (board, name, full name, target, Kconfig symbol)."""
+    from xzbuild.cli.matrix import legacy_idf_version
     from xzbuild.model import load_boards
+
+    idf_version = (legacy_idf_version(legacy_idf, idf_version or "") or (idf_version,))[-1]
 
     bs = load_boards(boards_dir)
     variants = [v for v in bs.variants() if idf_version is None or v.supports_idf(idf_version)]

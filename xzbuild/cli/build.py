@@ -23,17 +23,24 @@ from xzbuild.cli.matrix import matrix
 @click.option("--force", is_flag=True, help="Rebuild even when a cached artifact exists.")
 @click.option("--firmware", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="xiaozhi-esp32 checkout with generated board sources (default: current directory).")
-@click.option("--idf", "idf_mode", default="local", show_default=True, metavar="local|docker:IMAGE",
-              help="Run idf.py from PATH, or inside a container image (e.g. docker:espressif/idf:v6.0.2).")
-@click.option("--idf-version", default=None, help="ESP-IDF version (default: detected).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"), show_default=True)
+@click.option("--idf", "idf_mode", default="local", show_default=True, metavar="local|docker:IMAGE|standin",
+              help="The ESP-IDF runner: idf.py from PATH, a container image (e.g. docker:espressif/idf:v6.0.2), "
+                   "or this checkout's tests/standin/idf.py (no ESP-IDF needed).")
+@click.option("--idf-version", default=None,
+              help="ESP-IDF version; must agree with what the runner reports (default: the runner's).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"), show_default=True,
+              help="Release directory; one run at a time (a second run waits, naming the holder).")
+@click.option("--no-wait", is_flag=True, help="Refuse instead of waiting when another run holds --out.")
 @click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
               show_default=True)
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".xzbuild-cache"),
               show_default=True, help="Artifact cache, ccache and managed-components cache.")
 @click.option("--build-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Per-variant build directories (default: <cache-dir>/work).")
-@click.option("--base-url", default="", help="URL prefix for the OTA record's firmware URL.")
+@click.option("--base-url", default="", help="Absolute URL where OUT is published (the OTA record's firmware URL).")
+@click.option("--relative-urls", is_flag=True, help="Write ota.json URLs relative to each variant dir (no --base-url).")
+@click.option("--allow-drift", is_flag=True,
+              help="Build even if generated board files differ from boards/ (recorded in results and release.json).")
 @click.option("--container-runtime", default="docker", show_default=True, help="docker or podman.")
 @click.option("--language", default=None, help="Locale for every variant (e.g. en-US), as build.py --language.")
 @click.option("--wake-word", default=None, help="Wake word model or 'disabled', as build.py --wake-word.")
@@ -41,26 +48,22 @@ from xzbuild.cli.matrix import matrix
               help="Build options applied to every selected variant, as build.py --build-options-json.")
 @click.option("--dry-run", is_flag=True, help="Print the commands per variant (and cache state); build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result records as JSON lines on stdout.")
-def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...], selection: Path | None, jobs: int, shard: str | None,
-              keep_going: bool, force: bool, firmware: Path | None, idf_mode: str, idf_version: str | None,
-              out: Path, boards_dir: Path, cache_dir: Path, build_root: Path | None, base_url: str,
-              container_runtime: str, language: str | None, wake_word: str | None,
-              build_options_json: str | None, dry_run: bool, as_json: bool) -> None:
+def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...], selection: Path | None, jobs: int,
+              shard: str | None, keep_going: bool, force: bool, firmware: Path | None, idf_mode: str,
+              idf_version: str | None, out: Path, no_wait: bool, boards_dir: Path, cache_dir: Path,
+              build_root: Path | None, base_url: str, relative_urls: bool, allow_drift: bool, container_runtime: str,
+              language: str | None, wake_word: str | None, build_options_json: str | None, dry_run: bool,
+              as_json: bool) -> None:
     """Build VARIANTS (names, full names or board dirs) each in its own build dir; write release artifacts.
 
-    Cached variants (same inputs as a successful earlier build) are skipped; results go to OUT/results.jsonl
-    and OUT/junit.xml, logs to OUT/logs/. Exits 1 if any variant failed.
+    Each variant is checked before (board dir, BOARD_TYPE symbol for its target, no drift from boards/) and
+    after the build (resolved sdkconfig, app descriptor). Cached variants are skipped; results go to
+    OUT/results.jsonl and OUT/junit.xml, logs to OUT/logs/. Exits 1 if any variant failed or was refused.
     """
-    import shlex
-
-    from xzbuild.build.job import TreeDigest, cache_key, make_jobs
-    from xzbuild.build.plan import choose_entries, detect_idf_version, find_firmware
-    from xzbuild.build.pool import BuildOptions, build_variants
+    from xzbuild.build.plan import BuildRequest, plan_build
+    from xzbuild.build.pool import build_variants
     from xzbuild.build.progress import summary_table
-    from xzbuild.build.results import BuildRecord, BuildStatus
-    from xzbuild.build.runner import Runner, cached_object
-    from xzbuild.matrix import apply_shard, list_variants
-    from xzbuild.model import load_boards
+    from xzbuild.build.results import BuildStatus
 
     try:
         requested = json.loads(build_options_json) if build_options_json else None
@@ -79,32 +82,17 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
         if not names and not all_ and not selectors:
             click.echo(f"{selection}: no variants selected; nothing to build", err=True)
             return
-    fw = find_firmware(firmware)
-    cache_root = cache_dir.resolve()
-    runner = Runner(firmware=fw, build_root=(build_root or cache_root / "work").resolve(), cache_root=cache_root,
-                    mode=idf_mode, container_runtime=container_runtime)
-    idf = detect_idf_version(idf_mode, idf_version, cache_root)
-    board_set = load_boards(boards_dir)
-    entries = choose_entries(list_variants(board_set, idf=idf), names, all_, selectors)
-    enabled = apply_shard([e for e in entries if e.enabled], shard)
-    disabled = [] if shard else [e for e in entries if not e.enabled]
-    jobs_list = make_jobs(enabled, fw, board_set, idf, language=language, wake_word=wake_word,
-                          build_options=requested)
-    repo_root = Path(board_set.root).resolve().parent
+    plan = plan_build(BuildRequest(
+        variants=tuple(names), all=all_, selectors=selectors, shard=shard, jobs=jobs, keep_going=keep_going,
+        force=force, firmware=firmware, idf=idf_mode, idf_version=idf_version, out=out, boards_dir=boards_dir,
+        cache_dir=cache_dir, build_root=build_root, base_url=base_url, relative_urls=relative_urls,
+        container_runtime=container_runtime, language=language, wake_word=wake_word, build_options=requested,
+        allow_drift=allow_drift, wait_for_out=not no_wait))
     if dry_run:
-        tree = TreeDigest(fw, cache_root)
-        for job in jobs_list:
-            key = cache_key(job, tree, repo_root, idf_mode)
-            state = "cached" if cached_object(cache_root, key) and not force else "build"
-            click.echo(f"# {job.full_name} ({job.target}) {state} key={key[:16]}")
-            for command in runner.commands(job):
-                click.echo(shlex.join(command))
+        for line in plan.dry_run():
+            click.echo(line)
         return
-    extra = [BuildRecord(full_name=e.full_name, board=e.board, name=e.name, target=e.target, idf=idf,
-                         status=BuildStatus.DISABLED, reason=e.reason, shard=shard) for e in disabled]
-    options = BuildOptions(jobs=jobs, keep_going=keep_going, force=force, out=out, base_url=base_url,
-                           shard=shard, repo_root=repo_root, extra_records=extra)
-    records = build_variants(jobs_list, runner, options)
+    records = build_variants(plan.jobs, plan.runner, plan.options)
     summary_table(records)
     if as_json:
         for r in records:
@@ -113,7 +101,8 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     if failed:
         click.echo(f"{len(failed)} variant(s) failed; first error of each:", err=True)
         for r in failed:
-            click.echo(f"  {r.full_name}: {r.error or r.reason}  (log: {out / (r.log or '')})", err=True)
+            log = f"  (log: {out / r.log})" if r.log else ""
+            click.echo(f"  {r.full_name}: {r.error or r.reason}{log}", err=True)
         raise click.exceptions.Exit(1)
 
 

@@ -31,8 +31,29 @@ def _known_idf(ctx: click.Context, param: click.Parameter, value: object) -> obj
     return value
 
 
-_IDF_OPT = click.option("--idf", default="6.0.2", show_default=True, callback=_known_idf,
+_IDF_OPT = click.option("--idf-version", "idf", default="6.0.2", show_default=True, callback=_known_idf,
                         help="ESP-IDF version the matrix is listed for (variants gated to other versions are excluded).")
+# `--idf` names the runner everywhere (local | docker:IMAGE | standin, see `matrix build`); matrix commands
+# used to take the version under that name. The old spelling still works for a version, with a note.
+_LEGACY_IDF_OPT = click.option("--idf", "legacy_idf", default=None, hidden=True, multiple=True)
+
+
+def legacy_idf_version(legacy: tuple[str, ...], current: str | tuple[str, ...]) -> tuple[str, ...] | None:
+    """The versions given with the deprecated ``--idf VERSION`` spelling (None when not used)."""
+    if not legacy:
+        return None
+    from xzbuild.errors import UserError
+    from xzbuild.matrix import normalize_idf
+
+    for value in legacy:
+        try:
+            normalize_idf(value)
+        except UserError:
+            raise click.UsageError(f"--idf {value}: --idf names the ESP-IDF runner (local, docker:IMAGE, standin) "
+                                   "and only `matrix build` runs one; give the version with --idf-version") from None
+    click.echo(f"note: --idf {' --idf '.join(legacy)} is deprecated for the ESP-IDF version; use --idf-version "
+               "(--idf now names the runner: local, docker:IMAGE or standin)", err=True)
+    return legacy
 _SHARD_OPT = click.option("--shard", default=None, metavar="i/N",
                           help="Only shard i of N (cost-balanced, stable under reordering).")
 _HISTORY_OPT = click.option("--cost-history", type=click.Path(path_type=Path), default=None,
@@ -47,6 +68,7 @@ def matrix() -> None:
 @matrix.command("list")
 @_BOARDS_OPT
 @_IDF_OPT
+@_LEGACY_IDF_OPT
 @click.option("--json", "as_json", is_flag=True,
               help="Print upstream's `build.py --list-boards --json` records (byte-compatible).")
 @click.option("--board", default=None, help="Only this board dir (e.g. waveshare/esp32-p4-nano).")
@@ -59,9 +81,11 @@ def matrix() -> None:
                    "unchanged (off by default; XZBUILD_NO_CACHE=1 disables it).")
 @_SHARD_OPT
 @_HISTORY_OPT
-def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, target: str | None,
-             include_excluded: bool, extra: bool, cache: bool, shard: str | None, cost_history: Path | None) -> None:
+def list_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], as_json: bool, board: str | None,
+             target: str | None, include_excluded: bool, extra: bool, cache: bool, shard: str | None,
+             cost_history: Path | None) -> None:
     """List the variants of the release matrix for one ESP-IDF version."""
+    idf = (legacy_idf_version(legacy_idf, idf) or (idf,))[-1]
     from xzbuild.matrix.listing import listing_json, listing_table
 
     if as_json:
@@ -74,6 +98,7 @@ def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, targe
 @matrix.command("select")
 @_BOARDS_OPT
 @_IDF_OPT
+@_LEGACY_IDF_OPT
 @click.option("--base", default=None, help="Base revision; changed paths come from `git diff BASE [HEAD]`.")
 @click.option("--head", default=None, help="Head revision (default: the work tree).")
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
@@ -90,10 +115,12 @@ def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, targe
                    "changed shared C/C++ file (compile and link checks only; keep sound for main and releases).")
 @_SHARD_OPT
 @_HISTORY_OPT
-def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path, firmware: Path | None,
-               why: bool, as_json: bool, threshold: float, mode: str, shard: str | None,
+def select_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], base: str | None, head: str | None,
+               repo: Path, firmware: Path | None, why: bool, as_json: bool, threshold: float, mode: str,
+               shard: str | None,
                cost_history: Path | None) -> None:
     """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
+    idf = (legacy_idf_version(legacy_idf, idf) or (idf,))[-1]
     from xzbuild.matrix.commands import run_select
 
     run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history, mode)
@@ -101,8 +128,9 @@ def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, r
 
 @matrix.command("github")
 @_BOARDS_OPT
-@click.option("--idf", "idfs", multiple=True, default=("6.0.2", "6.1"), show_default=True, callback=_known_idf,
+@click.option("--idf-version", "idfs", multiple=True, default=("6.0.2", "6.1"), show_default=True, callback=_known_idf,
               help="IDF versions, in preference order; each variant uses the first that supports it.")
+@_LEGACY_IDF_OPT
 @click.option("--shards", type=click.IntRange(1, 256), default=None,
               help="Total number of cost-balanced build jobs (default: one job per variant).")
 @click.option("--selection", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -112,9 +140,11 @@ def select_cmd(boards_dir: Path, idf: str, base: str | None, head: str | None, r
 @click.option("--github-output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Also append matrix=, jobs= and variants= lines to this file (pass \"$GITHUB_OUTPUT\").")
 @_HISTORY_OPT
-def github_cmd(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
-               image_template: str, github_output: Path | None, cost_history: Path | None) -> None:
+def github_cmd(boards_dir: Path, idfs: tuple[str, ...], legacy_idf: tuple[str, ...], shards: int | None,
+               selection: Path | None, image_template: str, github_output: Path | None,
+               cost_history: Path | None) -> None:
     """Print a GitHub Actions `include:` matrix (compact JSON for `$GITHUB_OUTPUT`)."""
+    idfs = legacy_idf_version(legacy_idf, idfs) or idfs
     from xzbuild.matrix.commands import run_github
 
     run_github(boards_dir, idfs, shards, selection, image_template, cost_history, github_output)

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from xzbuild.matrix.graph import BoardGraph
     from xzbuild.matrix.select import ContentSource, Selection
 
-FAILED_STATUSES = {"failed", "error"}
-
 
 def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path,
                firmware: Path | None, why: bool, as_json: bool, threshold: float, shard: str | None,
@@ -143,47 +141,29 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
             fh.write(f"matrix={text}\njobs={len(matrix['include'])}\nvariants={built}\n")
     for entry in assignment.unbuildable:
         reason = entry.reason or "not enabled"
-        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf {', '.join(idfs)})",
+        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf-version {', '.join(idfs)})",
                    err=True)
     click.echo(f"{len(matrix['include'])} job(s), {built} variant(s)", err=True)
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
-    text = read_user_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        out = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"not JSON ({exc.msg}); expected build results, one JSON object per line",
-                                    Location(str(path), number, exc.colno)) from exc
-        return out
-    if isinstance(data, dict):
-        data = data.get("variants", data.get("results", [data]))
-    if not isinstance(data, list):
-        raise UserError("expected a list of build results", Location(str(path), 1, 1))
-    return [(0, r) for r in data]
-
-
 def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> None:
-    """`matrix merge`: one sorted manifest from shard results; every expected variant exactly once."""
-    merged: dict[str, dict[str, object]] = {}
+    """`matrix merge`: one sorted manifest from shard results; every expected variant exactly once.
+
+    The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
+    uses, so both commands accept and reject the same lines.
+    """
+    from xzbuild.build.results import BuildRecord, BuildStatus, read_records
+
+    merged: dict[str, BuildRecord] = {}
     seen_at: dict[str, str] = {}
     for path in results:
-        for number, record in _records(path):
-            where = Location(str(path), number or 1, 1)
-            if not isinstance(record, dict) or not isinstance(record.get("full_name"), str):
-                raise UserError("build result without a string `full_name`", where)
-            name = str(record["full_name"])
+        for number, record in enumerate(read_records(path), start=1):
+            name = record.full_name
             if name in merged:
                 raise UserError(f"{name} is reported twice (also in {seen_at[name]}); shards must not overlap",
-                                where)
+                                Location(str(path), number, 1))
             merged[name] = record
-            seen_at[name] = str(where)
+            seen_at[name] = str(Location(str(path), number, 1))
     if matrix_file is not None:
         try:
             matrix = json.loads(read_user_text(matrix_file))
@@ -196,9 +176,9 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
             raise UserError(f"no build result for {', '.join(missing[:10])}{more}; a shard failed or was not "
                             "downloaded", Location(str(matrix_file)))
-    failed = sorted(n for n, r in merged.items() if r.get("status") in FAILED_STATUSES)
+    failed = sorted(n for n, r in merged.items() if r.status is BuildStatus.FAILED)
     manifest = {"schema_version": 1, "count": len(merged), "failed": failed,
-                "variants": [merged[n] for n in sorted(merged)]}
+                "variants": [json.loads(merged[n].to_json()) for n in sorted(merged)]}
     atomic_write_text(output, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     click.echo(f"{output}: {len(merged)} variant(s), {len(failed)} failed", err=True)
     if failed:

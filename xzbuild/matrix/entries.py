@@ -77,7 +77,7 @@ def normalize_idf(version: str) -> str:
     """``"v6.1"`` → ``"6.1.0"``; raise UserError for anything that is not MAJOR.MINOR[.PATCH]."""
     match = _IDF_RE.match(version.strip())
     if not match:
-        raise UserError(f"--idf {version!r}: expected an ESP-IDF version like 6.0.2 or v6.1")
+        raise UserError(f"--idf-version {version!r}: expected an ESP-IDF version like 6.0.2 or v6.1")
     major, minor, patch = match.groups()
     return f"{int(major)}.{int(minor)}.{int(patch or 0)}"
 

@@ -1,0 +1,298 @@
+"""Proof of identity per variant: the firmware tree can build the board a variant names, and the build did.
+
+Before building (``preflight``): the tree has ``main/boards/<dir>``; ``main/Kconfig.projbuild`` declares the
+variant's ``BOARD_TYPE_*`` symbol and it can be selected on the variant's target; ``generate --check`` is clean
+for the files the variant's board owns and for the two board tables. ESP-IDF silently drops an undeclared or
+unselectable symbol and builds the target's *default* board, so without these checks a release could carry
+another board's firmware under this variant's name.
+
+After configure/build (``verify_build``): the resolved ``config/sdkconfig.json`` (else ``sdkconfig``) selects
+exactly the variant's ``BOARD_TYPE_*``; every line of the variant's fragment survived with its value; the app's
+``esp_app_desc_t`` names the project, ``PROJECT_VER`` and ESP-IDF version that were asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xzbuild.build.job import BuildJob
+
+if TYPE_CHECKING:
+    from xzbuild.model import BoardSet
+
+KCONFIG = "main/Kconfig.projbuild"
+TABLES = ("main/Kconfig.projbuild", "main/CMakeLists.txt")
+_LINE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a variant is not built: ``reason`` is ``identity`` or ``drift``; ``message`` is one line."""
+
+    full_name: str
+    reason: str
+    message: str
+
+
+@dataclass
+class Preflight:
+    """Outcome of the pre-build checks: refusals, and per variant the drifted files let through."""
+
+    refused: dict[str, Refusal] = field(default_factory=dict)
+    drift: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _symbol(job: BuildJob) -> str:
+    return job.symbol.removeprefix("CONFIG_")
+
+
+def _declaration_line(kconfig_text: str, symbol: str) -> int | None:
+    m = re.search(rf"^[ \t]*(?:menu)?config[ \t]+{re.escape(symbol)}[ \t]*$", kconfig_text, re.M)
+    return kconfig_text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def _depends(kconfig_text: str, line: int) -> str:
+    """The ``depends on`` of the entry declared at ``line`` (for the refusal message)."""
+    for text in kconfig_text.splitlines()[line : line + 8]:
+        stripped = text.strip()
+        if stripped.startswith("depends on"):
+            return stripped
+        if stripped.startswith(("config ", "menuconfig ", "choice", "endchoice")):
+            break
+    return "its dependencies"
+
+
+def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allow_drift: bool = False) -> Preflight:
+    """Run the pre-build checks for ``jobs``; refused variants are never handed to idf.py."""
+    from xzbuild.codegen import writer
+    from xzbuild.codegen.kconfig_check import KconfigEvaluator
+    from xzbuild.codegen.plan import build_plan
+    from xzbuild.errors import UserError
+
+    result = Preflight()
+    kconfig_path = firmware / KCONFIG
+    try:
+        kconfig_text = kconfig_path.read_text(encoding="utf-8")
+    except OSError:
+        kconfig_text = ""
+    present = []
+    for job in jobs:
+        if not (firmware / "main" / "boards" / job.board).is_dir():
+            result.refused[job.full_name] = Refusal(job.full_name, "identity", (
+                f"{job.full_name}: {firmware}/main/boards/{job.board} does not exist (generate never ran for "
+                f"this board); run `xzbuild generate --firmware {firmware}`"))
+            continue
+        line = _declaration_line(kconfig_text, _symbol(job))
+        if line is None:
+            result.refused[job.full_name] = Refusal(job.full_name, "identity", (
+                f"{job.full_name}: {KCONFIG} declares no {_symbol(job)}; ESP-IDF would drop it and build the "
+                f"default {job.target} board; run `xzbuild generate --firmware {firmware}`"))
+            continue
+        present.append((job, line))
+    if present:
+        _quiet_esp_logger()
+        evaluator = KconfigEvaluator(kconfig_text, firmware)
+        try:
+            for job, line in present:
+                evaluation = evaluator.evaluate(job.target, [f"CONFIG_{_symbol(job)}=y"])
+                if evaluation.dropped:
+                    result.refused[job.full_name] = Refusal(job.full_name, "identity", (
+                        f"{job.full_name}: {_symbol(job)} ({KCONFIG}:{line}) cannot be selected on {job.target}: "
+                        f"{_depends(kconfig_text, line)}; fix the board's target or run `xzbuild generate`"))
+        finally:
+            evaluator.close()
+    checked = [job for job in jobs if job.full_name not in result.refused]
+    if not checked:
+        return result
+    try:
+        plan = build_plan(board_set, firmware, sorted({job.board for job in checked}))
+    except UserError as exc:
+        for job in checked:
+            result.refused[job.full_name] = Refusal(job.full_name, "drift", f"{job.full_name}: {exc.message}")
+        return result
+    drifted = [d.path for d in writer.find_drift(plan.files, firmware)]
+    for job in checked:
+        mine = [p for p in drifted if p.startswith(f"main/boards/{job.board}/")]
+        mine += [p for p in drifted if p in TABLES and _row(plan.files[p], p, _symbol(job)) != _row(
+            _read(firmware / p), p, _symbol(job))]
+        if not mine:
+            continue
+        if allow_drift:
+            result.drift[job.full_name] = mine
+            continue
+        more = f" (+{len(mine) - 1} more)" if len(mine) > 1 else ""
+        result.refused[job.full_name] = Refusal(job.full_name, "drift", (
+            f"{job.full_name}: the firmware tree differs from boards/ in {mine[0]}{more} (`xzbuild generate --check`);"
+            f" run `xzbuild generate --firmware {firmware}` or pass --allow-drift"))
+    return result
+
+
+def _quiet_esp_logger() -> None:
+    """esp-idf-kconfig logs through esp_pylib's rich consoles, bound to the sys.stderr of their first use (a
+    closed stream by now, under a test runner or a redirect); rebind them to today's, quiet."""
+    try:
+        from esp_pylib.logger import log
+    except ImportError:  # older esp-idf-kconfig: print-based notes
+        return
+    configure = getattr(log, "set_console_options", None)
+    if configure is not None:
+        configure(quiet=True)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _row(data: bytes, path: str, symbol: str) -> str | None:
+    """The variant's own row of a board table: its Kconfig entry, or its CMake ``if``/``elseif`` branch.
+
+    Another board's row differing (a board added without ``generate``) is that board's drift, not this one's.
+    """
+    text = data.decode("utf-8", errors="replace")
+    if path.endswith("Kconfig.projbuild"):
+        m = re.search(rf"^[ \t]*config {re.escape(symbol)}\n(?:[ \t]{{5,}}.*\n)*", text, re.M)
+    else:
+        m = re.search(rf"^(?:if|elseif)\(CONFIG_{re.escape(symbol)}\)\n(?:[ \t]+.*\n)*", text, re.M)
+    return m.group(0) if m else None
+
+
+# ---- after the build ----
+
+def read_resolved(build: Path) -> dict[str, Any]:
+    """The resolved configuration: ``config/sdkconfig.json`` as ESP-IDF writes it, else parsed ``sdkconfig``."""
+    try:
+        return dict(json.loads((build / "config" / "sdkconfig.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        pass
+    values: dict[str, Any] = {}
+    text = (build / "sdkconfig").read_text(encoding="utf-8")
+    for raw in text.splitlines():
+        line = raw.strip()
+        if (m := _UNSET.match(line)) is not None:
+            values[m.group(1)[7:]] = False
+        elif (m := _LINE.match(line)) is not None:
+            value = m.group(2)
+            values[m.group(1)[7:]] = True if value == "y" else value[1:-1] if value.startswith('"') else value
+    return values
+
+
+def fragment_assignments(fragment: str) -> dict[str, str]:
+    """``CONFIG_X`` → wanted value (``n`` for ``is not set``), last line per key wins."""
+    out: dict[str, str] = {}
+    for raw in fragment.splitlines():
+        line = raw.strip()
+        if (m := _UNSET.match(line)) is not None:
+            out[m.group(1)] = "n"
+        elif (m := _LINE.match(line)) is not None:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _spell(value: Any) -> str:
+    if value is None:
+        return "absent (undeclared, or its dependencies are not met)"
+    if value is True:
+        return "y"
+    if value is False:
+        return "not set"
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _survived(wanted: str, got: Any) -> bool:
+    if wanted in ("y", "n"):
+        return (got is True) if wanted == "y" else got in (False, None)
+    if got is None or isinstance(got, bool):
+        return False
+    if wanted.startswith('"'):
+        return str(got) == wanted[1:-1].replace('\\"', '"')
+    try:
+        return int(str(got), 0) == int(wanted, 0)
+    except ValueError:
+        return str(got) == wanted
+
+
+def config_problems(job: BuildJob, resolved: dict[str, Any]) -> list[str]:
+    """Fragment lines the resolved sdkconfig does not honour, and a board choice other than the variant's."""
+    problems = []
+    selected = sorted(k for k, v in resolved.items() if k.startswith("BOARD_TYPE_") and v is True)
+    if selected != [_symbol(job)]:
+        problems.append(f"the resolved sdkconfig selects {', '.join(selected) or 'no BOARD_TYPE_*'}, "
+                        f"not {_symbol(job)}")
+    for key, wanted in fragment_assignments(job.fragment).items():
+        got = resolved.get(key[7:])
+        if not _survived(wanted, got):
+            problems.append(f"{key}={wanted} became {_spell(got)}")
+    return problems
+
+
+def version_of(text: str) -> str | None:
+    """``v6.0.2-dirty`` → ``6.0.2``; None when there is no version in front."""
+    m = _VERSION.match(text.strip())
+    if not m:
+        return None
+    major, minor, patch = m.groups()
+    return f"{int(major)}.{int(minor)}.{int(patch or 0)}"
+
+
+def app_problems(job: BuildJob, build: Path, project_name: str) -> list[str]:
+    """The app descriptor against what was asked for: project name, PROJECT_VER, ESP-IDF version."""
+    from xzbuild.build.images import inspect_image
+    from xzbuild.errors import UserError
+
+    try:
+        args = json.loads((build / "flasher_args.json").read_text(encoding="utf-8"))
+        app_file = args["app"]["file"]
+        info = inspect_image((build / app_file).read_bytes(), job.target, app_file)
+    except (OSError, ValueError, KeyError, TypeError, UserError) as exc:
+        return [f"cannot read the app image: {exc}"]
+    desc = info.app_desc
+    if desc is None:
+        return [f"{app_file} has no esp_app_desc_t"]
+    problems = []
+    if desc.project_name != project_name:
+        problems.append(f"project name {desc.project_name!r}, expected {project_name!r}")
+    if desc.version != job.version:
+        problems.append(f"version {desc.version!r}, expected PROJECT_VER {job.version!r}")
+    if version_of(desc.idf_ver) != job.idf:
+        problems.append(f"ESP-IDF {desc.idf_ver!r}, expected v{job.idf}")
+    return [f"{app_file} app descriptor: {p}" for p in problems]
+
+
+def project_name(firmware: Path) -> str:
+    """``project(NAME)`` of the firmware's root CMakeLists.txt (the app's project name)."""
+    try:
+        text = (firmware / "CMakeLists.txt").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    m = re.search(r"^\s*project\(\s*([A-Za-z0-9_.-]+)", text, re.M)
+    return m.group(1) if m else ""
+
+
+def verify_build(job: BuildJob, build: Path, expected_project: str) -> tuple[str, list[str]] | None:
+    """``(reason, problems)`` when the build is not the variant it claims to be, else None."""
+    try:
+        resolved = read_resolved(build)
+    except OSError:
+        return "config", ["neither config/sdkconfig.json nor sdkconfig was generated"]
+    problems = config_problems(job, resolved)
+    if problems:
+        return "config", problems
+    problems = app_problems(job, build, expected_project)
+    if problems:
+        return "identity", problems
+    return None
+
+
+def summarize(problems: Iterable[str]) -> str:
+    """One line for the failure summary."""
+    return "; ".join(problems)

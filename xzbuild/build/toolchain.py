@@ -1,0 +1,116 @@
+"""Which ESP-IDF runs the builds (``--idf``) and which version it is (``--idf-version`` is checked against it).
+
+``--idf`` names the runner in every command that runs one: ``local`` (``idf.py`` on PATH, ESP-IDF's
+``export.sh`` sourced), ``docker:IMAGE`` (a container per variant), or ``standin`` (the repository's
+``tests/standin/idf.py``, for trying the pipeline without ESP-IDF). The version is what the runner itself
+reports — ``$IDF_PATH/tools/cmake/version.cmake``, ``idf.py --version`` or the image tag — and an explicit
+``--idf-version`` must agree with it: a release must never say 9.9 while its images say v6.0.2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from xzbuild.build.job import idf_version_from_tree
+from xzbuild.errors import UserError
+
+RUNNERS = "local, docker:IMAGE or standin"
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def standin_path() -> Path:
+    """``tests/standin/idf.py`` of the checkout this xzbuild runs from."""
+    import xzbuild
+
+    return Path(xzbuild.__file__).resolve().parents[1] / "tests" / "standin" / "idf.py"
+
+
+def idf_executable(mode: str) -> tuple[str, ...]:
+    """The host command that starts idf.py for ``mode`` (containers run their own ``idf.py``)."""
+    if mode == "standin":
+        path = standin_path()
+        if not path.is_file():
+            raise UserError(f"--idf standin: {path} not found; the idf.py stand-in ships with a source checkout of "
+                            "xzbuild (pip install -e .), not with an installed package")
+        return (sys.executable, str(path))
+    if mode == "local" or mode.startswith("docker:"):
+        return ("idf.py",)
+    raise UserError(f"--idf {mode!r}: expected {RUNNERS} (e.g. docker:espressif/idf:v6.0.2)")
+
+
+def _normalize(version: str) -> str:
+    from xzbuild.matrix import normalize_idf
+
+    return normalize_idf(version)
+
+
+def _agrees(explicit: str, reported: str) -> bool:
+    """``6.1`` agrees with 6.1.x; ``6.0.2`` only with 6.0.2."""
+    given = explicit.strip().lstrip("v").split(".")
+    return reported.split(".")[: len(given)] == [str(int(p)) for p in given if p.isdigit()]
+
+
+def reported_version(mode: str, cache_root: Path) -> tuple[str | None, str]:
+    """(version the runner reports or None, where it was read)."""
+    if mode.startswith("docker:"):
+        tag = mode.rsplit(":", 1)[-1] if mode.count(":") >= 2 else ""
+        m = _VERSION.fullmatch(tag)
+        return (_normalize(m.group(0)) if m else None), f"the image tag of {mode[7:]}"
+    exe = idf_executable(mode)
+    if mode == "local":
+        idf_path = os.environ.get("IDF_PATH")
+        if idf_path:
+            found = idf_version_from_tree(Path(idf_path))
+            if found:
+                return found, f"{idf_path}/tools/cmake/version.cmake"
+        which = shutil.which("idf.py")
+        if which is None:
+            raise UserError("idf.py not found: put ESP-IDF on PATH (source its export.sh), build in a container "
+                            "with --idf docker:espressif/idf:v6.0.2, or try the pipeline with --idf standin")
+        exe = (which,)
+    script = Path(exe[-1])
+    return _asked_version(exe, script, cache_root), f"`{script} --version`"
+
+
+def _asked_version(exe: tuple[str, ...], script: Path, cache_root: Path) -> str:
+    """``idf.py --version``, remembered per idf.py file (path, size, mtime): a no-op rebuild starts no idf.py."""
+    from xzbuild.fsutil import atomic_write_text
+
+    st = script.stat()
+    stamp = [str(script), st.st_size, st.st_mtime_ns, os.environ.get("IDF_PATH", "")]
+    memo = cache_root / "idf-version.json"
+    try:
+        saved = json.loads(memo.read_text())
+        if saved.get("stamp") == stamp:
+            return str(saved["version"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    proc = subprocess.run([*exe, "--version"], capture_output=True, text=True, check=False)
+    m = _VERSION.search(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not m:
+        raise UserError(f"`idf.py --version` did not report a version: {(proc.stdout + proc.stderr).strip()[:200]}")
+    version = _normalize(m.group(0))
+    atomic_write_text(memo, json.dumps({"stamp": stamp, "version": version}))
+    return version
+
+
+def resolve_idf_version(mode: str, explicit: str | None, cache_root: Path) -> str:
+    """The ESP-IDF version builds use: the runner's own; ``explicit`` must agree with it (or stand in for an
+    image tag without a version). An unknown version is an error here, before anything is built."""
+    if explicit is not None:
+        _normalize(explicit)  # malformed: one line naming the flag's value
+    reported, source = reported_version(mode, cache_root)
+    if reported is None:
+        if explicit is None:
+            raise UserError(f"--idf {mode}: cannot read the ESP-IDF version from the image tag; add --idf-version")
+        return _normalize(explicit)
+    if explicit is not None and not _agrees(explicit, reported):
+        raise UserError(f"--idf-version {explicit}: the runner is ESP-IDF {reported} ({source}); images would "
+                        f"say v{reported}. Drop --idf-version or point --idf at an ESP-IDF {explicit}")
+    return reported
