@@ -9,6 +9,7 @@ apart). Segments hold initialised data only: ``.bss`` is not in an image, so DRA
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +120,12 @@ def load_sizes(side: Path) -> dict[str, AppSize]:
             continue
         name = str(record.get("full_name"))
         regions: dict[str, int] = {}
-        app = next((f for f in record.get("files", []) if isinstance(f, dict) and f.get("role") == "app"), None)
+        files = record.get("files")
+        if files is None:  # a `matrix merge` manifest: the variant's own release record lists the images
+            own = root / name / "release.json"
+            with contextlib.suppress(OSError, ValueError):
+                files = json.loads(own.read_text(encoding="utf-8")).get("files")
+        app = next((f for f in files or [] if isinstance(f, dict) and f.get("role") == "app"), None)
         image = root / str(app["path"]) if app else None
         if image is not None and image.is_file():
             try:
