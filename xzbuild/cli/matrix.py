@@ -10,9 +10,11 @@ from pathlib import Path
 
 import click
 
+from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
+
 _BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
                            show_default=True, help="Directory holding the board files.")
-_IDF_OPT = click.option("--idf", default="6.0.2", show_default=True,
+_IDF_OPT = click.option("--idf", default=DEFAULT_IDF, show_default=True,
                         help="ESP-IDF version the matrix is listed for (variants gated to other versions are excluded).")
 _SHARD_OPT = click.option("--shard", default=None, metavar="i/N",
                           help="Only shard i of N (cost-balanced, stable under reordering).")
@@ -35,9 +37,9 @@ def matrix() -> None:
 @click.option("--all", "--include-excluded", "include_excluded", is_flag=True,
               help="Also list variants the IDF version excludes, with the reason.")
 @click.option("--extra", is_flag=True, help="With --json: add xzbuild keys (idf, status, reason, preview, ...).")
-@click.option("--cache", is_flag=True,
-              help="With --json: reuse the output from .xzbuild-cache/matrix/ while board files and code are "
-                   "unchanged (off by default; XZBUILD_NO_CACHE=1 disables it).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="With --json: reuse the output kept in .xzbuild-cache/matrix/ while the board files, the code and "
+                   "the arguments are unchanged (XZBUILD_NO_CACHE=1 also disables it).")
 @_SHARD_OPT
 @_HISTORY_OPT
 def list_cmd(boards_dir: Path, idf: str, as_json: bool, board: str | None, target: str | None,
