@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: our cbin font writer vs the reference converter on a GB2312 CJK set (30/4 and 16/4).
 
-    .venv/bin/python bench/font_convert.py [--reference PATH/lv_font_conv.js] [--repeat N] [--json]
+    .venv/bin/python bench/font_convert.py [--reference PATH/lv_font_conv.js] [--repeat N] [--min-ratio 20] [--json]
 
 The charset is the 6,763 GB2312 hanzi (decoded from Python's gb2312 codec) plus ASCII 0x20-0x7E; the font is
 Debian's Noto Sans CJK SC (``NotoSansCJK-Regular.ttc`` face 2). Our side runs the real CLI in a child
@@ -22,6 +22,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,27 +48,34 @@ def gb2312_hanzi() -> str:
     return "".join(out)
 
 
-def _timed(cmd: list[str], repeat: int) -> tuple[float, float]:
-    """Best (wall seconds, child CPU seconds) over ``repeat`` runs. CPU time is the fairer number on a
-    shared machine, where wall time also counts waiting for a core."""
-    best_wall = best_cpu = float("inf")
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, child CPU seconds) of one run; exits on failure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd[:6])} ...\n{proc.stderr.strip()}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _alternate(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) per command over ``repeat`` rounds, the commands taking turns within each round."""
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
-        if proc.returncode != 0:
-            sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd[:6])} ...\n{proc.stderr.strip()}")
-    return best_wall, best_cpu
+        for name, cmd in cmds.items():
+            runs[name].append(_run(cmd))
+    return {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for name, r in runs.items()}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--reference", default=os.environ.get("LV_FONT_CONV"), help="path to lv_font_conv.js")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the best time counts")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs per side; the medians count")
+    ap.add_argument("--min-ratio", type=float, default=20.0, help="required 30/4 wall ratio (reference / ours)")
+    ap.add_argument("--baseline", default=None, metavar="XZBUILD",
+                    help="another xzbuild executable (e.g. an older checkout) timed beside ours, same arguments")
     ap.add_argument("--json", action="store_true", help="print results as JSON")
     args = ap.parse_args()
     if not TTC.is_file():
@@ -84,6 +92,10 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="xzbuild-bench-font-") as tmp_dir:
         tmp = Path(tmp_dir)
+        # Ordinary bytecode caching for our side, as after `pip install` (a session's PYTHONDONTWRITEBYTECODE
+        # would make every run compile every module from source).
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(tmp / "pyc")
         charset = tmp / "gb2312.txt"
         charset.write_text(hanzi, encoding="utf-8")
         otf = tmp / "NotoSansCJKsc-Regular.otf"
@@ -96,28 +108,45 @@ def main() -> int:
             ours_cmd = [xzbuild, "assets", "font", str(TTC), "--face-index", str(FACE), "--size", str(size),
                         "--bpp", str(bpp), "--range", "0x20-0x7E", "--charset-file", str(charset),
                         "-o", str(ours_out)]
-            ours_s, ours_cpu = _timed(ours_cmd, args.repeat)
+            cmds = {"ours": ours_cmd}
+            if args.baseline:
+                cmds["baseline"] = [args.baseline, *ours_cmd[1:-1], str(tmp / "baseline.bin")]
+                _run(cmds["baseline"])
+            ref_out = tmp / f"ref_{size}_{bpp}.bin"
+            if reference is not None and node is not None:
+                cmds["reference"] = [node, str(reference), *FLAGS, "--font", str(otf), "--format", "cbin",
+                                     "--bpp", str(bpp), "--size", str(size), "-r", "0x20-0x7E", "--symbols", hanzi,
+                                     "-o", str(ref_out)]
+            _run(ours_cmd)  # write our .pyc files first, as an install does
+            timing = _alternate(cmds, args.repeat)
+            ours_s, ours_cpu = timing["ours"]
             ours = ours_out.read_bytes()
             row: dict[str, object] = {
                 "profile": f"{size}/{bpp}", "glyphs": 95 + len(hanzi), "bytes": len(ours),
                 "ours_s": round(ours_s, 3), "ours_cpu_s": round(ours_cpu, 3),
                 "ours_sha256": hashlib.sha256(ours).hexdigest(),
             }
-            if reference is not None and node is not None:
-                ref_out = tmp / f"ref_{size}_{bpp}.bin"
-                ref_cmd = [node, str(reference), *FLAGS, "--font", str(otf), "--format", "cbin", "--bpp", str(bpp),
-                           "--size", str(size), "-r", "0x20-0x7E", "--symbols", hanzi, "-o", str(ref_out)]
-                ref_s, ref_cpu = _timed(ref_cmd, args.repeat)
+            if "baseline" in timing:
+                row.update(baseline_s=round(timing["baseline"][0], 3), baseline_cpu_s=round(timing["baseline"][1], 3),
+                           baseline_identical=(tmp / "baseline.bin").read_bytes() == ours)
+            if "reference" in timing:
+                ref_s, ref_cpu = timing["reference"]
                 ref = ref_out.read_bytes()
                 row.update(reference_s=round(ref_s, 3), reference_cpu_s=round(ref_cpu, 3),
                            ratio=round(ref_s / ours_s, 1), cpu_ratio=round(ref_cpu / ours_cpu, 1),
                            identical=ref == ours, reference_sha256=hashlib.sha256(ref).hexdigest())
             results.append(row)
 
+    load = os.getloadavg()[0]
+    headline = next((r for r in results if r["profile"] == "30/4" and "ratio" in r), None)
+    ok = not any(r.get("identical") is False for r in results) and (
+        headline is None or float(headline["ratio"]) >= args.min_ratio)  # type: ignore[arg-type]
     if args.json:
-        print(json.dumps({"reference": str(reference) if reference else None, "results": results}, indent=2))
+        print(json.dumps({"reference": str(reference) if reference else None, "repeat": args.repeat,
+                          "load_average": round(load, 1), "results": results, "pass": ok}, indent=2))
     else:
-        print(f"GB2312 hanzi + ASCII ({95 + len(hanzi)} code points), {TTC.name} face {FACE}")
+        print(f"GB2312 hanzi + ASCII ({95 + len(hanzi)} code points), {TTC.name} face {FACE}; "
+              f"{args.repeat} alternating run(s) per side, medians; load average {load:.1f} on {os.cpu_count()} cores")
         for r in results:
             line = f"  {r['profile']:>5}: ours {r['ours_s']:.2f} s ({r['ours_cpu_s']:.2f} s CPU), {r['bytes']} bytes"
             if "reference_s" in r:
@@ -125,11 +154,16 @@ def main() -> int:
                          f"{r['ratio']}x faster wall, {r['cpu_ratio']}x CPU; "
                          f"bytes {'IDENTICAL' if r['identical'] else 'DIFFER'}")
             print(line)
+            if "baseline_s" in r:
+                print(f"         baseline {r['baseline_s']:.2f} s ({r['baseline_cpu_s']:.2f} s CPU), bytes "
+                      f"{'identical to ours' if r['baseline_identical'] else 'DIFFER from ours'}")
         if reference is None:
             print("reference converter absent (set --reference or LV_FONT_CONV to lv_font_conv.js): "
                   "no ratio, no byte comparison")
-    failed = any(r.get("identical") is False for r in results)
-    return 1 if failed else 0
+        elif headline is not None:
+            print(f"fonts 30/4: {headline['ratio']}x the reference's wall time (need >= {args.min_ratio}x): "
+                  f"{'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

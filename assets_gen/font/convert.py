@@ -6,6 +6,7 @@ cbin metrics → kerning (opentype.js semantics) → assemble → re-parse the r
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 from collections.abc import Sequence
@@ -21,6 +22,9 @@ from xzbuild.errors import Location, UserError
 
 VALID_BPP = (1, 2, 4, 8)
 MAX_SIZE = 300
+_PARALLEL_MIN_GLYPHS = 512  # below this a second face costs more than it saves
+_MAX_THREADS = 4
+_CHUNK = 256  # glyphs per task: small enough to balance, large enough to keep the queue cheap
 
 
 @dataclass(frozen=True)
@@ -127,14 +131,14 @@ def convert_font(font_data: bytes, groups: Sequence[CodeGroup], options: FontOpt
         if len(codes) > 0xFFFE:
             raise UserError(f"{len(codes)} glyphs selected; cbin glyph ids are 16-bit (at most 65534 glyphs)")
         timings["select"] = time.perf_counter() - t0
-        flags = options.load_flags()
-        rendered: dict[int, GlyphRecord] = {}
+        first_code: dict[int, int] = {}  # glyph id -> the first code point using it (its record's code)
+        for code in codes:
+            first_code.setdefault(index_of[code], code)
+        rendered = _render_all(face, font_data, options, first_code, source)
         glyphs: list[GlyphRecord] = []
         for code in codes:
-            gid = index_of[code]
-            proto = rendered.get(gid)
-            if proto is None:
-                proto = rendered[gid] = _rendered_record(code, face.render(gid, flags), options.bpp)
+            proto = rendered[index_of[code]]
+            if proto.code == code:
                 glyphs.append(proto)
             else:  # several code points share one glyph: same pixels, own code
                 glyphs.append(GlyphRecord(code, proto.adv_w, proto.box_w, proto.box_h, proto.ofs_x,
@@ -157,6 +161,62 @@ def convert_font(font_data: bytes, groups: Sequence[CodeGroup], options: FontOpt
     timings["self_check"] = time.perf_counter() - t3
     return ConvertResult(data, len(glyphs), len(index_of), missing, len(kerning), ftlib.freetype_version(),
                          time.perf_counter() - t0, timings)
+
+
+def _render_threads(glyph_count: int) -> int:
+    if glyph_count < _PARALLEL_MIN_GLYPHS:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(_MAX_THREADS, cpus, glyph_count // _CHUNK))
+
+
+def _render_all(face: ftlib.Face, font_data: bytes, options: FontOptions, first_code: dict[int, int],
+                source: str) -> dict[int, GlyphRecord]:
+    """Render every glyph id once: {glyph id: record with its first code point}.
+
+    Large sets are shared among threads, each with its own sized face of the same font bytes (FreeType faces
+    are not shared across threads; ctypes releases the GIL while FreeType rasterises, which is most of the
+    work). Each glyph is rendered on its own, so the pixels do not depend on the split; chunks are consumed
+    in order, so the first failing glyph's error is the one raised, as in a single-threaded run.
+    """
+    flags = options.load_flags()
+    gids = list(first_code)
+    threads = _render_threads(len(gids))
+
+    def render(render_face: ftlib.Face, chunk: list[int]) -> list[GlyphRecord]:
+        return [_rendered_record(first_code[g], render_face.render(g, flags), options.bpp) for g in chunk]
+
+    if threads == 1:
+        return dict(zip(gids, render(face, gids), strict=True))
+    chunks = [gids[i:i + _CHUNK] for i in range(0, len(gids), _CHUNK)]
+    extra: list[ftlib.Face] = []
+    free: list[ftlib.Face] = [face]
+
+    def task(chunk: list[int]) -> list[GlyphRecord]:
+        try:
+            own = free.pop()
+        except IndexError:  # first task of another thread: open its face (list ops are atomic under the GIL)
+            own = ftlib.Face(font_data, options.face_index, source)
+            own.set_size(options.size)
+            extra.append(own)
+        try:
+            return render(own, chunk)
+        finally:
+            free.append(own)
+
+    from concurrent.futures import ThreadPoolExecutor  # only large sets pay for importing it
+
+    try:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="font-render") as pool:
+            results = list(pool.map(task, chunks))
+    finally:
+        for own in extra:
+            own.close()
+    return {g: record for chunk, records in zip(chunks, results, strict=True)
+            for g, record in zip(chunk, records, strict=True)}
 
 
 def _self_check(data: bytes, glyphs: Sequence[GlyphRecord], bpp: int) -> None:

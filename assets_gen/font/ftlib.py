@@ -305,7 +305,8 @@ def _bisected_coverage(outline: _Outline, left: int, top: int, width: int, rows:
     if n_points <= 0 or n_contours <= 0 or outline.flags & FT_OUTLINE_OVERLAP:
         return None
     tags = ctypes.string_at(outline.tags, n_points)
-    if not grays.has_conic(tags) or any((t & 3) == grays.TAG_CUBIC for t in tags):
+    kinds = grays.curve_kinds(tags)
+    if bytes([grays.TAG_CONIC]) not in kinds or bytes([grays.TAG_CUBIC]) in kinds:
         return None
     raw = ctypes.string_at(outline.points, n_points * 2 * _LONG)
     coords = struct.unpack(f"<{2 * n_points}{'q' if _LONG == 8 else 'i'}", raw)

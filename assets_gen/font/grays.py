@@ -273,9 +273,17 @@ def _fill(area: int, even_odd: bool) -> int:
     return coverage & 0xFF
 
 
+_CURVE_TAG = bytes(i & 3 for i in range(256))  # bytes.translate table: a point tag -> its curve kind
+
+
+def curve_kinds(tags: bytes) -> bytes:
+    """Each point tag's curve kind (``tag & 3``: TAG_CONIC, TAG_ON, TAG_CUBIC), in C speed."""
+    return tags.translate(_CURVE_TAG)
+
+
 def has_conic(tags: bytes) -> bool:
     """True if an outline's point tags contain a quadratic control point."""
-    return any((t & 3) == TAG_CONIC for t in tags)
+    return bytes([TAG_CONIC]) in curve_kinds(tags)
 
 
 def flattening_differs(points: Sequence[tuple[int, int]], tags: bytes, contours: Sequence[int],

@@ -86,12 +86,11 @@ def opentype_glyph_ids(cmap: bytes | None, codes: Sequence[int]) -> list[int] | 
 
 def _cmap12(data: bytes, off: int):  # type: ignore[no-untyped-def]
     n = _u32(data, off + 12)
-    starts, groups = [], []
-    for i in range(n):
-        base = off + 16 + 12 * i
-        start, end, gid = _u32(data, base), _u32(data, base + 4), _u32(data, base + 8)
-        starts.append(start)
-        groups.append((start, end, gid))
+    first, stop = off + 16, off + 16 + 12 * n
+    if stop > len(data):  # a group runs past the table: malformed, as a read of it would find
+        raise _Malformed(stop)
+    groups = list(struct.iter_unpack(">III", data[first:stop]))  # (start, end, glyph id) per group
+    starts = [g[0] for g in groups]
     last: dict[int, int] = {}
 
     def lookup(code: int) -> int:

@@ -112,3 +112,21 @@ def test_concurrent_conversions_in_threads(font_manifest: list[dict[str, Any]], 
         outputs = list(pool.map(run, jobs))
     for e, data in zip(jobs, outputs, strict=True):
         assert data == (shared_fixtures / "fonts" / e["file"]).read_bytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("name", FIXTURES)
+def test_same_bytes_however_rendering_is_split(name: str, threads: int, font_manifest: list[dict[str, Any]],
+                                               shared_fixtures: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Glyphs rendered by 1-4 threads, in chunks of 7, each thread with its own face: the reference's bytes."""
+    import assets_gen.font.convert as convert
+
+    monkeypatch.setattr(convert, "_PARALLEL_MIN_GLYPHS", 1)
+    monkeypatch.setattr(convert, "_CHUNK", 7)
+    monkeypatch.setattr(convert, "_MAX_THREADS", threads)
+    monkeypatch.setattr(convert.os, "sched_getaffinity", lambda _pid: set(range(threads)), raising=False)
+    assert convert._render_threads(512) == threads
+    e = _entry(font_manifest, name)
+    options = FontOptions(e["size"], e["bpp"], e["source"]["face_index"], e["autohint_off"])
+    data = convert_font_file(e["source"]["path"], options, ranges=[e["ranges"]]).data
+    assert data == (shared_fixtures / "fonts" / e["file"]).read_bytes()

@@ -94,11 +94,15 @@ def test_table_output_groups_by_target_with_totals(repo_root: Path) -> None:
     assert "total" in result.output and "esp32s3" not in result.output
 
 
-def test_listing_writes_no_cache_unless_asked(tmp_path: Path, repo_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("how", ["--no-cache", "XZBUILD_NO_CACHE"])
+def test_listing_writes_no_cache_when_disabled(tmp_path: Path, repo_root: Path, monkeypatch, how: str) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("XZBUILD_NO_CACHE", raising=False)
+    if how == "XZBUILD_NO_CACHE":
+        monkeypatch.setenv("XZBUILD_NO_CACHE", "1")
     boards = tmp_path / "boards"
     shutil.copytree(repo_root / "boards", boards)
-    result = CliRunner().invoke(cli, ["matrix", "list", "--json", "--board", "bread-compact-wifi", "--boards", str(boards)])
+    args = ["matrix", "list", "--json", "--board", "bread-compact-wifi", "--boards", str(boards)]
+    result = CliRunner().invoke(cli, [*args, "--no-cache"] if how == "--no-cache" else args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)[0]["board"] == "bread-compact-wifi"
     assert not (tmp_path / ".xzbuild-cache").exists()
@@ -108,7 +112,7 @@ def test_cache_hits_and_invalidates(tmp_path: Path, repo_root: Path, monkeypatch
     monkeypatch.delenv("XZBUILD_NO_CACHE", raising=False)
     boards = tmp_path / "boards"
     shutil.copytree(repo_root / "boards", boards)
-    args = ["matrix", "list", "--json", "--cache", "--board", "bread-compact-wifi", "--boards", str(boards)]
+    args = ["matrix", "list", "--json", "--board", "bread-compact-wifi", "--boards", str(boards)]  # cache: default
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     cached = list((tmp_path / ".xzbuild-cache" / "matrix").glob("list-*.json"))

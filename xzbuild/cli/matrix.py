@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
+
 _BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
                            show_default=True, help="Directory holding the board files.")
 # ESP-IDF release lines (MAJOR.MINOR) the firmware's gates are written for; another version is most likely a
@@ -31,7 +33,7 @@ def _known_idf(ctx: click.Context, param: click.Parameter, value: object) -> obj
     return value
 
 
-_IDF_OPT = click.option("--idf-version", "idf", default="6.0.2", show_default=True, callback=_known_idf,
+_IDF_OPT = click.option("--idf-version", "idf", default=DEFAULT_IDF, show_default=True, callback=_known_idf,
                         help="ESP-IDF version the matrix is listed for (variants gated to other versions are excluded).")
 # `--idf` names the runner everywhere (local | docker:IMAGE | standin, see `matrix build`); matrix commands
 # used to take the version under that name. The old spelling still works for a version, with a note.
@@ -76,9 +78,9 @@ def matrix() -> None:
 @click.option("--all", "--include-excluded", "include_excluded", is_flag=True,
               help="Also list variants the IDF version excludes, with the reason.")
 @click.option("--extra", is_flag=True, help="With --json: add xzbuild keys (idf, status, reason, preview, ...).")
-@click.option("--cache", is_flag=True,
-              help="With --json: reuse the output from .xzbuild-cache/matrix/ while board files and code are "
-                   "unchanged (off by default; XZBUILD_NO_CACHE=1 disables it).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="With --json: reuse the output kept in .xzbuild-cache/matrix/ while the board files, the code and "
+                   "the arguments are unchanged (XZBUILD_NO_CACHE=1 also disables it).")
 @_SHARD_OPT
 @_HISTORY_OPT
 def list_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], as_json: bool, board: str | None,

@@ -5,11 +5,9 @@ Public API for other stages::
     from xzbuild.matrix import list_variants, apply_shard, select_variants, MatrixEntry, Status
 """
 
-from typing import TYPE_CHECKING
-
-from xzbuild.matrix.entries import DEFAULT_IDF, MatrixEntry, Status, list_variants, normalize_idf
-
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the start-up fast path avoids importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from xzbuild.matrix.entries import DEFAULT_IDF, MatrixEntry, Status, list_variants, normalize_idf
     from xzbuild.matrix.select import select_variants
     from xzbuild.matrix.shard import CostModel, apply_shard, parse_shard, partition
 
@@ -27,12 +25,14 @@ __all__ = [
 ]
 
 
-_LAZY = {"select_variants": "select", "CostModel": "shard", "apply_shard": "shard", "parse_shard": "shard",
-         "partition": "shard"}
+_LAZY = {"DEFAULT_IDF": "entries", "MatrixEntry": "entries", "Status": "entries", "list_variants": "entries",
+         "normalize_idf": "entries", "select_variants": "select", "CostModel": "shard", "apply_shard": "shard",
+         "parse_shard": "shard", "partition": "shard"}
 
 
 def __getattr__(name: str) -> object:
-    # Selection (difflib/yaml/subprocess) and sharding load only when asked for: `matrix list` needs neither.
+    # Each submodule loads when a name of it is asked for: the start-up fast path of `matrix list --json`
+    # imports `xzbuild.matrix.cache` alone, and `matrix list` needs neither selection nor sharding.
     if name in _LAZY:
         import importlib
 

@@ -74,31 +74,54 @@ def release_config(entry: MatrixEntry) -> dict[str, str] | None:
     return config
 
 
-@functools.lru_cache(maxsize=256)
-def off_by_default(symbol: str, kconfig: str) -> bool:
-    """True if `symbol` is a `bool` entry of this Kconfig text with no default but n, outside any choice, and
-    no entry selects or implies it: then it is on only where a variant's sdkconfig sets it."""
-    if re.search(rf"^\s*(?:select|imply)\s+{re.escape(symbol)}\b", kconfig, re.MULTILINE):
-        return False
+@dataclass(frozen=True)
+class _KconfigIndex:
+    """One Kconfig text split once: its words per line, where each symbol is first defined (and inside how many
+    choices), and the symbols any `select`/`imply` names. `off_by_default` asks it about many symbols."""
+
+    lines: list[list[str]]
+    first_entry: dict[str, tuple[int, int]]  # symbol -> (line index, choice depth there)
+    forced: frozenset[str]
+
+
+@functools.lru_cache(maxsize=8)
+def _kconfig_index(kconfig: str) -> _KconfigIndex:
     lines = [line.split("#", 1)[0].split() for line in kconfig.splitlines()]
+    first: dict[str, tuple[int, int]] = {}
     depth = 0
     for i, words in enumerate(lines):
         if not words:
             continue
         depth += {"choice": 1, "endchoice": -1}.get(words[0], 0)
-        if words[0] not in ("config", "menuconfig") or words[1:2] != [symbol]:
-            continue
-        if depth:
+        if words[0] in ("config", "menuconfig") and len(words) > 1:
+            first.setdefault(words[1], (i, depth))
+    forced = frozenset(re.findall(r"^\s*(?:select|imply)\s+(\w+)", kconfig, re.MULTILINE))
+    return _KconfigIndex(lines, first, forced)
+
+
+@functools.lru_cache(maxsize=256)
+def off_by_default(symbol: str, kconfig: str) -> bool:
+    """True if `symbol` is a `bool` entry of this Kconfig text with no default but n, outside any choice, and
+    no entry selects or implies it: then it is on only where a variant's sdkconfig sets it."""
+    index = _kconfig_index(kconfig)
+    if re.fullmatch(r"\w+", symbol) is None:  # the index knows word symbols only; ask the text directly
+        if re.search(rf"^\s*(?:select|imply)\s+{re.escape(symbol)}\b", kconfig, re.MULTILINE):
             return False
-        body = []
-        for rest in lines[i + 1:]:
-            if rest and rest[0] in _KC_ENTRY_WORDS:
-                break
-            if rest:
-                body.append(rest)
-        kinds = [w[0] for w in body if w[0] in ("bool", "tristate", "int", "hex", "string", "def_bool", "def_tristate")]
-        return kinds == ["bool"] and all(w == ["default", "n"] for w in body if w[0] == "default")
-    return False
+    elif symbol in index.forced:
+        return False
+    if symbol not in index.first_entry:
+        return False
+    i, depth = index.first_entry[symbol]
+    if depth:
+        return False
+    body = []
+    for rest in index.lines[i + 1:]:
+        if rest and rest[0] in _KC_ENTRY_WORDS:
+            break
+        if rest:
+            body.append(rest)
+    kinds = [w[0] for w in body if w[0] in ("bool", "tristate", "int", "hex", "string", "def_bool", "def_tristate")]
+    return kinds == ["bool"] and all(w == ["default", "n"] for w in body if w[0] == "default")
 
 
 def _condition(expr: str, kconfig: str, universe: frozenset[str]) -> Gate | None:

@@ -28,7 +28,7 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
     from xzbuild.matrix.select import GitContent, select_variants
     from xzbuild.model import load_boards
 
-    board_set = load_boards(boards_dir)
+    board_set = load_boards(boards_dir, hardware=False)  # selection never reads hardware sections
     entries = [e for e in list_variants(board_set, idf) if e.enabled]
     if firmware is None and (repo / "main" / "boards").is_dir():
         firmware = repo

@@ -7,44 +7,43 @@ are kept verbatim (`"https://..."` is not a comment).
 
 from __future__ import annotations
 
+import re
+
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
+
+
+# One token per match, covering the whole text: a string or character literal (to its closing quote, the end of
+# its line, or the end of the text; a backslash escapes the next character, a newline included), a line
+# comment, a block comment (unterminated: to the end), a run of other characters, or a lone slash.
+_TOKEN = re.compile(r"""
+    "(?:\\[\s\S]|[^"\\\n])*(?:"|\n|\\?\Z)
+  | '(?:\\[\s\S]|[^'\\\n])*(?:'|\n|\\?\Z)
+  | //[^\n]*
+  | /\*[\s\S]*?(?:\*/|\Z)
+  | [^"'/]+
+  | /
+""", re.VERBOSE)
+# Within one line: a run of spacing, a literal (to its closing quote or the end of the line), other characters.
+_LINE_TOKEN = re.compile(r"""
+    [ \t\r\f\v]+
+  | "(?:\\.|[^"\\])*(?:"|\\?\Z)
+  | '(?:\\.|[^'\\])*(?:'|\\?\Z)
+  | [^ \t\r\f\v"']+
+""", re.VERBOSE)
 
 
 def code_lines(text: str) -> list[str]:
     """The non-empty lines of `text` with comments removed and runs of spaces collapsed (outside literals)."""
-    lines: list[str] = []
-    current: list[str] = []
-    i, n = 0, len(text)
-    quote: str | None = None
-    while i < n:
-        ch = text[i]
-        if quote is not None:
-            current.append(ch)
-            if ch == "\\" and i + 1 < n:
-                current.append(text[i + 1])
-                i += 2
-                continue
-            if ch == quote or ch == "\n":
-                quote = None
-            i += 1
+    pieces: list[str] = []
+    for token in _TOKEN.findall(text):
+        if token.startswith("//"):
             continue
-        if ch in "\"'":
-            quote = ch
-            current.append(ch)
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            comment = text[i:] if end < 0 else text[i:end + 2]
-            current.append("\n" * comment.count("\n") or " ")
-            i = n if end < 0 else end + 2
-            continue
+        if token.startswith("/*"):
+            pieces.append("\n" * token.count("\n") or " ")  # keeps line numbers; `a/**/b` stays two tokens
         else:
-            current.append(ch)
-        i += 1
-    for line in "".join(current).split("\n"):
+            pieces.append(token)
+    lines: list[str] = []
+    for line in "".join(pieces).split("\n"):
         # Outside literals only spacing can differ here; literals were copied verbatim above, and
         # collapsing spaces inside them would hide a real change, so compare them untouched.
         normalized = _collapse(line)
@@ -55,29 +54,15 @@ def code_lines(text: str) -> list[str]:
 
 def _collapse(line: str) -> str:
     out: list[str] = []
-    quote: str | None = None
     space = False
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if quote is not None:
-            out.append(ch)
-            if ch == "\\" and i + 1 < len(line):
-                out.append(line[i + 1])
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in " \t\r\f\v":
+    for token in _LINE_TOKEN.findall(line):
+        if token[0] in " \t\r\f\v":
             space = True
-        else:
-            if space and out:
-                out.append(" ")
-            space = False
-            if ch in "\"'":
-                quote = ch
-            out.append(ch)
-        i += 1
+            continue
+        if space and out:
+            out.append(" ")
+        space = False
+        out.append(token)
     return "".join(out)
 
 

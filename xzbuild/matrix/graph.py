@@ -6,7 +6,9 @@ read from the board's firmware sources (its directory plus the sibling files it 
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 PART_PATHS_FILE = Path(__file__).with_name("part_paths.yaml")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same data, faster
 _ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
@@ -67,7 +70,46 @@ class Part:
         """True if a board with these sources and this target uses the part."""
         if self.targets is not None and target not in self.targets:
             return False
-        return not self.used_by or any(p.search(source_text) for p in self.used_by)
+        return not self.used_by or any(_found(p, source_text) for p in self.used_by)
+
+
+@lru_cache(maxsize=512)
+def required_literal(pattern: re.Pattern[str]) -> str | None:
+    """The longest text every match of `pattern` contains (None when it cannot be told).
+
+    Only consecutive literals of the top-level sequence count: each item there must match, in order, so such a
+    run is part of every match. Patterns with alternations at top level, or case-insensitive ones, give None.
+    """
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        import importlib
+
+        _parser = importlib.import_module("re._parser")  # the stdlib's own regex parser: the rule follows `re`
+        items = list(_parser.parse(pattern.pattern, pattern.flags))
+        literal = _parser.LITERAL
+    except Exception:  # noqa: BLE001 - an interpreter without that parser just skips the shortcut
+        return None
+    best = run = ""
+    for op, arg in items:
+        if op is literal:
+            run += chr(arg)
+            continue
+        best, run = max(best, run, key=len), ""
+    best = max(best, run, key=len)
+    return best or None
+
+
+def _found(pattern: re.Pattern[str], text: str) -> bool:
+    """`pattern.search(text)`, answered without the regex scan when its required literal is absent.
+
+    Regexes starting with `\\b` or `\\w*` get no literal-prefix speed-up from `re`; a plain substring test
+    first makes the part scan of every board's sources (megabytes) cheap.
+    """
+    needle = required_literal(pattern)
+    if needle is not None and needle not in text:
+        return False
+    return pattern.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -104,7 +146,7 @@ class PathMap:
 def load_path_map(path: Path = PART_PATHS_FILE) -> PathMap:
     """Read and check a part-path map (see part_paths.yaml for the format)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         loc = Location(str(path), mark.line + 1, mark.column + 1) if mark else Location(str(path))
@@ -142,10 +184,39 @@ class BoardNode:
     target: str
     symbols: set[str] = field(default_factory=set)  # BOARD_TYPE_* without CONFIG_
     yaml_path: str | None = None  # path of boards/<dir>.yaml relative to the xzbuild repo root
-    parts: set[str] | None = None  # None: no firmware tree was scanned, part use unknown
+    parts: Set[str] | None = None  # None: no firmware tree was scanned, part use unknown
     includes: set[str] = field(default_factory=set)  # firmware dirs (under main/boards) it includes from
     text: str = field(default="", repr=False)  # its firmware sources, for component header lookups
     sources: str = "custom"  # "custom" or the archetype template its board .cc is generated from
+
+
+class PartUse(Set[str]):
+    """The parts a board's sources use, each decided on first question (a set to its readers).
+
+    Asking every part's regexes of every board up front scans megabytes of sources per `matrix select`,
+    while most changes ask about no part at all, and a part change about one.
+    """
+
+    def __init__(self, text: str, target: str, parts: list[Part]) -> None:
+        self._text, self._target = text, target
+        self._parts = {p.name: p for p in parts}
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str) or name not in self._parts:
+            return False
+        if name not in self._known:
+            self._known[name] = self._parts[name].used_by_board(self._text, self._target)
+        return self._known[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self._parts if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"PartUse({sorted(self)!r})"
 
 
 @dataclass
@@ -275,8 +346,7 @@ def scan_firmware(nodes: dict[str, BoardNode], firmware: Path, path_map: PathMap
     for node in nodes.values():
         texts: list[str] = []
         includes: set[str] = set()
-        board_dir = boards_root / node.dir
-        pending = sorted(p for p in board_dir.rglob("*") if p.suffix in SOURCE_SUFFIXES) if board_dir.is_dir() else []
+        pending = _board_sources(boards_root / node.dir)
         seen: set[Path] = set()
         while pending:
             source = pending.pop()
@@ -298,6 +368,14 @@ def scan_firmware(nodes: dict[str, BoardNode], firmware: Path, path_map: PathMap
                 includes.add(rel.rsplit("/", 1)[0])
                 pending.append(resolved)
         text = "\n".join(texts)
-        node.parts = {p.name for p in path_map.parts if p.used_by_board(text, node.target)}
+        node.parts = PartUse(text, node.target, path_map.parts)
         node.text = text
         node.includes = {d for d in includes if d != node.dir}
+
+
+def _board_sources(board_dir: Path) -> list[Path]:
+    """C/C++ sources under a board directory (any depth), sorted; os.walk is several times faster than rglob."""
+    found: list[Path] = []
+    for dirpath, _dirs, files in os.walk(board_dir):
+        found.extend(Path(dirpath, name) for name in files if os.path.splitext(name)[1] in SOURCE_SUFFIXES)
+    return sorted(found)

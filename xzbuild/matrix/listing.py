@@ -30,19 +30,19 @@ def listing_json(boards_dir: Path, idf: str, board: str | None, target: str | No
                  extra: bool, shard: str | None, cost_history: Path | None, cache: bool = False) -> str:
     """The JSON text `matrix list --json` prints (one line, as upstream's json.dumps, plus a newline).
 
-    ``cache=True`` (opt-in, `--cache`) reuses the text from `.xzbuild-cache/matrix/` while the inputs are
-    unchanged; by default every run computes the listing from the board files.
+    ``cache=True`` (the CLI's default) reuses the text from `.xzbuild-cache/matrix/` while the board files, the
+    code and the arguments are unchanged (`xzbuild.matrix.cache`); otherwise it is computed from the board files.
     """
     def compute() -> str:
         return _listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history)
 
     if not cache:
         return compute()
-    from xzbuild.matrix.cache import cached_text
+    from xzbuild.matrix.cache import cached_text, listing_args
 
     history = cost_history.read_bytes() if cost_history is not None and cost_history.is_file() else None
-    args = ("list-json", idf, board, target, include_excluded, extra, shard, history)
-    return cached_text(boards_dir, args, compute)
+    return cached_text(str(boards_dir), listing_args(idf, board, target, include_excluded, extra, shard, history),
+                       compute)
 
 
 def _listing_json(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,

@@ -199,12 +199,19 @@ def _kconfig_lines(text: str) -> list[_Line]:
         member.append(len(blocks) - 1)
         kept.append((text_, number))
 
+    own_gates: dict[int, frozenset[str] | None] = {}  # a block's gate is asked once per line under it
+
     def own_gate(index: int) -> frozenset[str] | None:
+        if index in own_gates:
+            return own_gates[index]
         block = blocks[index]
         if block.own is not None:
-            return block.own
-        limited = [g for g in (_restriction(e, _KC_NEG, _KC_OPS) for e in block.exprs) if g is not None]
-        return frozenset().union(*limited) if limited else None
+            found: frozenset[str] | None = block.own
+        else:
+            limited = [g for g in (_restriction(e, _KC_NEG, _KC_OPS) for e in block.exprs) if g is not None]
+            found = frozenset().union(*limited) if limited else None
+        own_gates[index] = found
+        return found
 
     def gate(index: int) -> frozenset[str] | None:
         # Any limiting gate on the way up is a valid (superset) answer: all of them must hold.
