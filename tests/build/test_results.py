@@ -128,7 +128,7 @@ def test_conform_makes_pytest_junit_valid(tmp_path: Path) -> None:
         "    record_property('dut', 'vb1')\n    record_xml_attribute('target', 'esp32s3')\n"
         "def test_b():\n    assert False\n")
     raw = tmp_path / "raw.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:labgrid", "-o", "addopts=",
                     "-o", "junit_family=xunit1", "-W", "ignore", f"--junitxml={raw}", str(tmp_path / "test_x.py")],
                    cwd=tmp_path, capture_output=True, check=False)
     assert any("properties" in e or "target" in e for e in schema_errors(raw))  # the problem is real

@@ -26,7 +26,7 @@ def _build(root: Path, boards: Path, firmware: Path, out: Path, monkeypatch: pyt
     for key, value in standin_env(root / f"{out.name}.log", **knobs).items():
         monkeypatch.setenv(key, value)
     assert main(["matrix", "build", "--all", "--boards", str(boards), "--firmware", str(firmware), "--out",
-                 str(out), "--cache-dir", str(root / f"cache-{out.name}"), "--jobs", "2"]) == 0
+                 str(out), "--cache-dir", str(root / f"cache-{out.name}"), "--jobs", "2", "--relative-urls"]) == 0
 
 
 @pytest.fixture(scope="module")

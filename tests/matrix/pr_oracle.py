@@ -81,6 +81,7 @@ class Defines:
     def __init__(self, tree: Path) -> None:
         from esp_pylib.logger import log
 
+        self._verbosity = getattr(log, "_verbosity", 1)
         log.set_verbosity(0)  # esp-idf-kconfig's NOTE lines about choice symbols; values are what matter
         self.tree = tree
         self._tmp = tempfile.TemporaryDirectory()
@@ -147,6 +148,9 @@ class Defines:
         return "\n".join(lines) + "\n"
 
     def close(self) -> None:
+        from esp_pylib.logger import log
+
+        log.set_verbosity(self._verbosity)  # the logger is shared with esptool: leave it as found
         self._tmp.cleanup()
 
 
