@@ -205,6 +205,7 @@ def import_cmd(firmware: Path, out: Path) -> None:
         ("orphan dirs (no Kconfig/CMake entry)", report.orphan_dirs),
         ("Kconfig symbols no variant selects", report.unselected_symbols),
         ("Kconfig symbols selected only by IDF-gated variants", report.version_gated_symbols),
+        ("carried onto today's conventions", report.migrated),
         ("other problems", report.problems),
     ]
     for title, items in sections:
@@ -212,6 +213,12 @@ def import_cmd(firmware: Path, out: Path) -> None:
             click.echo(f"{title} ({len(items)}):")
             for item in items:
                 click.echo(f"  {item}")
+    for error in report.errors:
+        click.echo(error, err=True)
+    if report.errors:
+        click.echo(f"{len(report.errors)} board dir(s) not imported: their upstream files are broken (fix them "
+                   "and import again); the other boards were imported", err=True)
+        raise click.exceptions.Exit(1)
 
 
 COMMANDS = [boards]

@@ -53,6 +53,22 @@ def sort_rows(rows: Iterable[BoardTypeRow]) -> list[BoardTypeRow]:
     return sorted(rows, key=lambda r: (natural_label_key(r.label), r.label, r.symbol))
 
 
+def stable_order(rows: Iterable[BoardTypeRow], recorded: list[str] | None) -> list[BoardTypeRow]:
+    """Rows in the recorded order (the tree's own, kept by the importer) with each row the recording lacks
+    inserted at its natural place: before the first row whose label sorts after it. So adding a board
+    changes that board's lines only, on the first ``generate`` too. Without a recording: natural order."""
+    if not recorded:
+        return sort_rows(rows)
+    rank = {symbol: i for i, symbol in enumerate(recorded)}
+    rows = list(rows)
+    out = sorted((r for r in rows if r.symbol in rank), key=lambda r: rank[r.symbol])
+    for row in sort_rows(r for r in rows if r.symbol not in rank):
+        key = (natural_label_key(row.label), row.label, row.symbol)
+        at = next((i for i, r in enumerate(out) if (natural_label_key(r.label), r.label, r.symbol) > key), len(out))
+        out.insert(at, row)
+    return out
+
+
 def _target_rank(target: str) -> tuple[int, str]:
     return (TARGET_ORDER.index(target), "") if target in TARGET_ORDER else (len(TARGET_ORDER), target)
 
@@ -63,14 +79,14 @@ def render_kconfig_defaults(rows: list[BoardTypeRow]) -> str:
     return render("kconfig_board_defaults.j2", defaults=defaults)
 
 
-def render_kconfig_entries(rows: list[BoardTypeRow]) -> str:
-    """The three-line ``config BOARD_TYPE_X`` entries in natural label order."""
-    return render("kconfig_board_entries.j2", entries=sort_rows(rows))
+def render_kconfig_entries(rows: list[BoardTypeRow], order: list[str] | None = None) -> str:
+    """The three-line ``config BOARD_TYPE_X`` entries in the recorded order (natural label order for new ones)."""
+    return render("kconfig_board_entries.j2", entries=stable_order(rows, order))
 
 
-def render_cmake_table(rows: list[BoardTypeRow]) -> str:
-    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain, in the Kconfig order."""
-    return render("cmake_board_table.j2", branches=sort_rows(rows))
+def render_cmake_table(rows: list[BoardTypeRow], order: list[str] | None = None) -> str:
+    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain in the recorded chain order."""
+    return render("cmake_board_table.j2", branches=stable_order(rows, order))
 
 
 # --- splicing ------------------------------------------------------------------------------------------
@@ -117,7 +133,8 @@ def _choice_block(text: str, path: str) -> tuple[int, int]:
     return m.end(), end.start()
 
 
-def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH) -> str:
+def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH,
+                   order: list[str] | None = None) -> str:
     """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text."""
     start, _ = _choice_block(text, path)
     text = _replace_region(
@@ -133,14 +150,14 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
             raise UserError("'choice BOARD_TYPE' has no config entries", Location(path))
         return first.start(), e
 
-    text = _replace_region(text, "board-types", render_kconfig_entries(rows), "    ", unmarked_entries, path)
+    text = _replace_region(text, "board-types", render_kconfig_entries(rows, order), "    ", unmarked_entries, path)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
         text = rewrite_dependency_list(text, kind, name, terms, path)
     return text
 
 
-def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH) -> str:
+def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None) -> str:
     """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text."""
 
     def unmarked(t: str) -> tuple[int, int]:
@@ -152,7 +169,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH) ->
             raise UserError("the board chain has no endif()", Location(path))
         return m.start(), end.end()
 
-    return _replace_region(text, "board-table", render_cmake_table(rows), "", unmarked, path)
+    return _replace_region(text, "board-table", render_cmake_table(rows, order), "", unmarked, path)
 
 
 # --- dependency lists ----------------------------------------------------------------------------------
@@ -218,6 +235,9 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     if found is None:
         return text
     start, end, indent, expr = found
+    present = re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)
+    if sorted(" ".join(t.split()) for t in present) == sorted(" ".join(t.split()) for t in terms):
+        return text  # same boards: the hand layout and order stay
     # The first board term, which may be a gated one: ``(BOARD_TYPE_X && COND)``.
     term = re.search(r"\(\s*BOARD_TYPE_\w+\s*&&|BOARD_TYPE_", expr)
     first = term.start() if term else expr.index("BOARD_TYPE_")

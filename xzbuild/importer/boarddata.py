@@ -26,10 +26,37 @@ def items_to_yaml(items: list[Item]) -> list[Any]:
         elif isinstance(item, Raw):
             out.append({"raw": item.line})
         elif isinstance(item, Conditional):
-            out.append({"branches": [{"when": "else" if cond is None else cond, "items": items_to_yaml(body)}
-                                     for cond, body in item.branches]})
+            entry = {"branches": [{"when": "else" if cond is None else cond, "items": items_to_yaml(body)}
+                                  for cond, body in item.branches]}
+            if item.end:
+                entry["end"] = item.end
+            if item.indent:
+                entry["indent"] = item.indent
+            out.append(entry)
+        elif isinstance(item, HardwareSlot) and item.fields is not None:
+            out.append({"hardware": list(item.fields)})
         elif isinstance(item, HardwareSlot):
             out.append("hardware" if item.values is None else {"hardware": item.values})
+    return out
+
+
+def columns_to_yaml(items: list[Item]) -> dict[str, Any]:
+    """Macro -> value column for defines the board aligned (one int, or one per occurrence in file order)."""
+    found: dict[str, list[int]] = {}
+
+    def walk(tree: list[Item]) -> None:
+        for item in tree:
+            if isinstance(item, Define):
+                found.setdefault(item.name, []).append(item.column)
+            elif isinstance(item, Conditional):
+                for _, body in item.branches:
+                    walk(body)
+
+    walk(items)
+    out: dict[str, Any] = {}
+    for name, cols in found.items():
+        if any(cols):
+            out[name] = cols[0] if len(set(cols)) == 1 else cols
     return out
 
 

@@ -10,10 +10,17 @@ from typing import Any
 
 from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import write_if_changed
-from xzbuild.importer.boarddata import facts_to_yaml, items_to_yaml, kconfig_to_yaml, variants_to_yaml
+from xzbuild.importer.boarddata import (
+    columns_to_yaml,
+    facts_to_yaml,
+    items_to_yaml,
+    kconfig_to_yaml,
+    variants_to_yaml,
+)
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configh import parse_config_h
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
+from xzbuild.importer.migrate import migrate_board
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
@@ -36,6 +43,10 @@ class ImportReport:
     unselected_symbols: list[str] = field(default_factory=list)
     version_gated_symbols: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Changes that carry an older tree's board onto today's conventions (see importer.migrate).
+    migrated: list[str] = field(default_factory=list)
+    # Upstream's own broken files (``file:line: what``): each skips one board; the rest is imported.
+    errors: list[str] = field(default_factory=list)
     upstream_commit: str = ""
 
 
@@ -77,12 +88,16 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
     out: dict[str, tuple[str, KconfigEntry]] = {}
     for br in cf.branches:
         ke = by_symbol.get(br.symbol)
-        board_dir = unquote(br.variables.get("BOARD_DIR", ""))
         if ke is None:
             continue
-        entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target)
+        entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target or "")
         extra = dict(br.variables)
-        extra.pop("BOARD_DIR", None)
+        if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
+            # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
+            # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
+            maker = unquote(extra.pop("MANUFACTURER", ""))
+            extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
+        board_dir = unquote(extra.pop("BOARD_DIR", ""))
         for var, attr in (("BUILTIN_TEXT_FONT", "text_font"), ("BUILTIN_ICON_FONT", "icon_font"),
                           ("DEFAULT_EMOJI_COLLECTION", "emoji_collection"), ("EMOTE_RESOLUTION", "emote_resolution")):
             if var in extra:
@@ -135,8 +150,21 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
             report.problems.append(f"CMake chain points at missing board dir {board_dir!r}")
 
     written: set[Path] = set()
+    boards: list[tuple[str, dict[str, Any], int]] = []
     for board_dir in dirs:
-        data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
+        path = out / f"{board_dir}.yaml"
+        try:
+            data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
+        except UserError as exc:
+            report.errors.append(str(exc))
+            written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
+            continue
+        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
+                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
+        report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        boards.append((board_dir, data, n_variants))
+    report.migrated += _migrate_target_defaults(boards, kf)
+    for board_dir, data, n_variants in boards:
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
             report.written.append(str(path))
@@ -166,6 +194,29 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     return report
 
 
+def _migrate_target_defaults(boards: list[tuple[str, dict[str, Any], int]], kf: KconfigFacts) -> list[str]:
+    """Trees before the per-target ``default BOARD_TYPE_X if IDF_TARGET_Y`` lines had one plain default:
+    give every target without a default its first entry (the plain default when it is of that target)."""
+    entries = [(d, e) for d, data, _ in boards for e in data.get("kconfig", [])]
+    have = {e["target"] for _, e in entries if e.get("target_default")}
+    notes = []
+    for board_dir, entry in sorted(entries, key=lambda de: de[1]["symbol"] != kf.plain_default):
+        if entry["target"] not in have:
+            have.add(entry["target"])
+            entry["target_default"] = True
+            notes.append(f"{board_dir}: {entry['symbol']} is now the default board for {entry['target']} "
+                         "(the tree has no per-target default line)")
+    return notes
+
+
+def _json_key_line(path: Path, key: str) -> int:
+    """1-based line of the first ``"key":`` in a JSON file (1 when not found)."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if f'"{key}"' in line:
+            return number
+    return 1
+
+
 def read_config_json(path: Path) -> dict[str, Any]:
     """A board's config.json, checked for the shape the importer relies on (UserError with file:line:col)."""
     try:
@@ -176,7 +227,10 @@ def read_config_json(path: Path) -> dict[str, Any]:
         raise UserError(f"cannot read config.json: {exc}", Location(str(path))) from None
     if not isinstance(cfg, dict):
         raise UserError("expected a JSON object", Location(str(path), 1, 1))
-    for key, kind in (("type", str), ("target", str), ("builds", list)):
+    # "type" is optional: before 2026-07-27 the board type was the directory name.
+    if "type" in cfg and not isinstance(cfg["type"], str):
+        raise UserError("'type' must be a string", Location(str(path), 1, 1))
+    for key, kind in (("target", str), ("builds", list)):
         if not isinstance(cfg.get(key), kind):
             raise UserError(f"'{key}' is missing or has the wrong type", Location(str(path), 1, 1))
     if "manufacturer" in cfg and not isinstance(cfg["manufacturer"], str):
@@ -199,7 +253,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
     builds: list[dict[str, Any]] = []
     if cfg_path.is_file():
         cfg = read_config_json(cfg_path)
-        data["type"] = cfg["type"]
+        data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
         if "manufacturer" in cfg:
             data["manufacturer"] = cfg["manufacturer"].strip()
         data["target"] = cfg["target"]
@@ -221,7 +275,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         data["type"] = board_dir.replace("/", "-")
         if "/" in board_dir:
             data["manufacturer"] = board_dir.split("/")[0]
-        target = mine[0].target if mine else guess_target(path)
+        target = (mine[0].target if mine else None) or guess_target(path)
         if not mine:
             report.orphan_dirs.append(board_dir)
             guessed = f"target {target} guessed from its sources" if target else "no target found, esp32s3 assumed"
@@ -234,6 +288,13 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
                 entry.cmake_hooks = [*entry.cmake_hooks, *(c for c in hook["components"] if c not in entry.cmake_hooks)]
     data["sources"] = "custom"
     data["source_facts"] = facts_to_yaml(source_facts(path))
+    if cfg_path.is_file() and len(mine) == 1 and mine[0].target and mine[0].target != data["target"]:
+        raise UserError(f"target {data['target']!r} contradicts the board's Kconfig entry {mine[0].symbol} "
+                        f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
+                        "this build never produced this board; fix one of the two",
+                        Location(str(cfg_path), _json_key_line(cfg_path, "target"), 1))
+    for entry in mine:
+        entry.target = entry.target or data["target"]  # older Kconfig entries carry no target line
     if mine:
         data["kconfig"] = [kconfig_to_yaml(e) for e in mine]
     variants = variants_to_yaml(builds, data["target"])
@@ -253,7 +314,12 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
             data["shared_gpios"] = shared
         if parsed.guard:
             data["config_h_guard"] = parsed.guard
+        if parsed.guard_end:
+            data["config_h_guard_end"] = parsed.guard_end
         data["config_h"] = items_to_yaml(items)
+        columns = columns_to_yaml(parsed.items)
+        if columns:
+            data["config_h_columns"] = columns
     return data, len(builds)
 
 
@@ -266,7 +332,10 @@ def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], re
     selected_ungated: set[str] = set()
     for cfg_path in sorted((firmware / "main" / "boards").rglob("config.json")):
         board_dir = cfg_path.parent.relative_to(firmware / "main" / "boards").as_posix()
-        cfg = read_config_json(cfg_path)
+        try:
+            cfg = read_config_json(cfg_path)
+        except UserError:
+            continue  # reported by the board's own import
         candidates = [(s, e.target) for s, (d, e) in entries.items() if d == board_dir]
         for build in cfg.get("builds", []):
             explicit = [line.split("=")[0].removeprefix("CONFIG_") for line in build.get("sdkconfig_append", [])

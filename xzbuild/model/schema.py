@@ -25,12 +25,19 @@ def _item_schema() -> dict[str, Any]:
             {"type": "object", "additionalProperties": False, "required": ["raw"],
              "properties": {"raw": {"type": "string"}}},
             {"type": "object", "additionalProperties": False, "required": ["hardware"],
-             "properties": {"hardware": {"$ref": "#/$defs/hardware"}}},
+             "properties": {"hardware": {"oneOf": [
+                 {"$ref": "#/$defs/hardware"},
+                 {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9_]+\.[a-z0-9_]+$"},
+                  "description": "Top-level hardware fields (part.field) emitted at this place, in this order."},
+             ]}}},
             {"type": "object", "additionalProperties": False, "required": ["branches"],
              "properties": {"branches": {"type": "array", "minItems": 1, "items": {
                  "type": "object", "additionalProperties": False, "required": ["when"],
                  "properties": {"when": {"type": "string", "pattern": "^(if|ifdef|ifndef|elif) .+|else$"},
-                                "items": items_ref}}}}},
+                                "items": items_ref}}},
+                 "end": {"type": "string", "description": "Text after #endif (a comment)."},
+                 "indent": {"type": "integer", "minimum": 0,
+                            "description": "Spaces before each directive inside the branches."}}},
         ]
     }
 
@@ -92,7 +99,13 @@ def board_schema() -> dict[str, Any]:
             "shared_gpios": {"type": "array", "items": {"type": "integer", "minimum": 0},
                              "description": "GPIOs the board deliberately uses for more than one signal."},
             "config_h_guard": {"type": "string"},
+            "config_h_guard_end": {"type": "string", "description": "Text after the guard's #endif."},
             "config_h": {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}},
+            "config_h_columns": {
+                "type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "description": "Value column of a macro's #define as the board aligned it (one per occurrence).",
+                "additionalProperties": {"oneOf": [{"type": "integer", "minimum": 0},
+                                                   {"type": "array", "items": {"type": "integer", "minimum": 0}}]}},
         },
         "$defs": {
             "config_h_item": _item_schema(),

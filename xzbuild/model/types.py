@@ -132,6 +132,9 @@ class Board:
     shared_gpios: list[int] = field(default_factory=list)
     config_h: list[Item] = field(default_factory=list)
     config_h_guard: str | None = None
+    config_h_guard_end: str | None = None  # text after the guard's #endif, e.g. "// _BOARD_CONFIG_H_"
+    # Macro -> the value column the board's header used, one per occurrence (last one repeats).
+    config_h_columns: dict[str, list[int]] = field(default_factory=dict)
     has_config_json: bool = True
     # False when loaded for the matrix only (load_boards(hardware=False)): hardware, shared_gpios and the
     # config.h tree were syntax-checked but not built, so they are empty here.

@@ -1,0 +1,128 @@
+"""Carry a board imported from an older tree onto today's conventions (the rules ``boards check`` enforces).
+
+Each step rewrites one thing upstream itself renamed later and returns a note, so the import report lists
+every change (nothing is "fixed" silently). Steps work on the YAML-ready data of one board file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from xzbuild.model.naming import CJK, LABEL_RE
+from xzbuild.model.validate import _FORBIDDEN_APPEND as FORBIDDEN_APPEND
+
+# Upstream renamed its built-in fonts (same size and bit depth) in 2026.
+FONT_RENAMES = (
+    # font_puhui_<n>_<bpp> (the full charset) and font_noto_basic_* were folded into the one basic font.
+    ("text_font", re.compile(r"^font_(?:puhui|noto)(?:_basic)?_(\d+)_(\d+)$"), "font_noto_sans_basic_{}_{}"),
+    ("icon_font", re.compile(r"^font_awesome_(\d+)_(\d+)$"), "font_material_symbols_{}_{}"),
+)
+# Label spellings upstream's tests reject today, and the spelling upstream switched to.
+LABEL_RENAMES = {
+    "ALIENTEK": "Alientek", "AMOLOED": "AMOLED", "AIPI-Lite": "AiPi-Lite", "NOLOGO": "Nologo",
+    "NULLLAB-AI-VOX3": "NullLab AI Vox V3", "StopWatch": "Stopwatch", "electronBot": "ElectronBot",
+    "ottoRobot": "Otto Robot",
+}
+_HAS_CJK = re.compile(rf"[{CJK}]")
+
+Step = Callable[[dict[str, Any], dict[str, str]], list[str]]
+
+
+def _fonts(data: dict[str, Any], _: dict[str, str]) -> list[str]:
+    notes = []
+    for i, entry in enumerate(data.get("kconfig", [])):
+        for key, pattern, new in FONT_RENAMES:
+            m = pattern.match(str(entry.get(key, "")))
+            if m:
+                renamed = new.format(*m.groups())
+                notes.append(f"kconfig.{i}.{key}: {entry[key]} -> {renamed} (upstream's font rename)")
+                entry[key] = renamed
+    return notes
+
+
+def english_label(symbol: str) -> str:
+    """``BOARD_TYPE_XINGZHI_CUBE_0_96OLED_WIFI`` -> ``Xingzhi Cube 0 96oled Wifi`` (a readable fallback)."""
+    words = symbol.removeprefix("BOARD_TYPE_").split("_")
+    return " ".join(w.capitalize() for w in words if w)
+
+
+def migrate_label(label: str, symbol: str) -> str:
+    """A label valid today: stale spellings replaced; Chinese text outside one trailing parenthetical moves
+    into one, after an English name derived from the symbol."""
+    for old, new in LABEL_RENAMES.items():
+        label = label.replace(old, new)
+    label = " ".join(label.split()).replace('"', "'")
+    if LABEL_RE.match(label):
+        return label
+    if not _HAS_CJK.search(label):
+        return label  # some other rule; left for `boards check` to name
+    inner = label.replace("(", "（").replace(")", "）")
+    return f"{english_label(symbol)} ({inner})"
+
+
+def _labels(data: dict[str, Any], _: dict[str, str]) -> list[str]:
+    notes = []
+    for i, entry in enumerate(data.get("kconfig", [])):
+        new = migrate_label(entry["label"], entry["symbol"])
+        if new != entry["label"]:
+            notes.append(f"kconfig.{i}.label: {entry['label']!r} -> {new!r}")
+            entry["label"] = new
+    return notes
+
+
+def _variant_names(data: dict[str, Any], _: dict[str, str]) -> list[str]:
+    notes = []
+    for i, variant in enumerate(data.get("variants", [])):
+        name = variant["name"]
+        new = re.sub(r"[^a-z0-9.-]+", "-", name.lower()).strip("-")
+        if new != name:
+            notes.append(f"variants.{i}.name: {name} -> {new} (old name kept in legacy_names)")
+            variant["name"] = new
+            legacy = [name, *variant.get("legacy_names", [])]
+            variant.setdefault("legacy_names", legacy)
+            variant["legacy_names"] = legacy
+            # Keep the key order the importer writes: name first, legacy_names second.
+            data["variants"][i] = {"name": new, "legacy_names": legacy,
+                                   **{k: v for k, v in variant.items() if k not in ("name", "legacy_names")}}
+    return notes
+
+
+def _redundant_sdkconfig(data: dict[str, Any], defaults: dict[str, str]) -> list[str]:
+    """Flash size / partition table lines equal to the target default: today's rule says remove them."""
+    notes = []
+    for i, variant in enumerate(data.get("variants", [])):
+        sdk = variant.get("sdkconfig") or {}
+        for key in list(sdk):
+            if not (key.startswith("ESPTOOLPY_FLASHSIZE_") or key == "PARTITION_TABLE_CUSTOM_FILENAME"):
+                continue
+            others = [k for k in defaults if k.startswith("ESPTOOLPY_FLASHSIZE_") and k != key
+                      and defaults[k] == "y"] if key.startswith("ESPTOOLPY_FLASHSIZE_") and sdk[key] == "y" else []
+            if defaults.get(key) == sdk[key] and not others:
+                notes.append(f"variants.{i}.sdkconfig.{key}: removed, it repeats the {data['target']} default")
+                del sdk[key]
+    return notes
+
+
+def _wake_word_lines(data: dict[str, Any], _: dict[str, str]) -> list[str]:
+    """Language and wake word are build-time options today (``--build-option``), not variant lines."""
+    notes = []
+    for i, variant in enumerate(data.get("variants", [])):
+        sdk = variant.get("sdkconfig") or {}
+        for key in list(sdk):
+            if FORBIDDEN_APPEND.match(f"CONFIG_{key}"):
+                notes.append(f"variants.{i}.sdkconfig.{key}: removed, language and wake word are build options")
+                del sdk[key]
+    return notes
+
+
+STEPS: tuple[Step, ...] = (_fonts, _labels, _variant_names, _redundant_sdkconfig, _wake_word_lines)
+
+
+def migrate_board(data: dict[str, Any], target_defaults: dict[str, str]) -> list[str]:
+    """Apply every step to one board's data; returns the notes (empty for a board already current)."""
+    notes: list[str] = []
+    for step in STEPS:
+        notes.extend(step(data, target_defaults))
+    return notes
