@@ -256,6 +256,9 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
         if "manufacturer" in cfg:
             data["manufacturer"] = cfg["manufacturer"].strip()
+        elif "/" in board_dir:  # early-2026 trees kept the maker in CMake's set(MANUFACTURER) only
+            data["manufacturer"] = board_dir.split("/")[0]
+            report.migrated.append(f"{board_dir}: manufacturer {data['manufacturer']} taken from its directory")
         data["target"] = cfg["target"]
         if "preview" in cfg:
             data["preview"] = cfg["preview"]
@@ -288,6 +291,11 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
                 entry.cmake_hooks = [*entry.cmake_hooks, *(c for c in hook["components"] if c not in entry.cmake_hooks)]
     data["sources"] = "custom"
     data["source_facts"] = facts_to_yaml(source_facts(path))
+    explicit = any(line.startswith("CONFIG_BOARD_TYPE_") for b in builds for line in b.get("sdkconfig_append", []))
+    if builds and not mine and not explicit:
+        raise UserError("no Kconfig BOARD_TYPE entry with a CMake branch points at this board dir, so no build can "
+                        "select it; add the entry and branch (or an explicit CONFIG_BOARD_TYPE_X=y line)",
+                        Location(str(cfg_path), 1, 1))
     if cfg_path.is_file() and len(mine) == 1 and mine[0].target and mine[0].target != data["target"]:
         raise UserError(f"target {data['target']!r} contradicts the board's Kconfig entry {mine[0].symbol} "
                         f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
