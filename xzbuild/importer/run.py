@@ -209,6 +209,14 @@ def _migrate_target_defaults(boards: list[tuple[str, dict[str, Any], int]], kf: 
     return notes
 
 
+def _json_line(path: Path, text: str) -> int:
+    """1-based line of the first line holding ``"text"`` in a JSON file (1 when not found)."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if f'"{text}"' in line:
+            return number
+    return 1
+
+
 def _json_key_line(path: Path, key: str) -> int:
     """1-based line of the first ``"key":`` in a JSON file (1 when not found)."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -263,6 +271,15 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         if "preview" in cfg:
             data["preview"] = cfg["preview"]
         builds = list(cfg.get("builds", []))
+        for build in builds:
+            lines = build.get("sdkconfig_append", [])
+            for line in [x for x in lines if not x.startswith("CONFIG_")]:
+                # Upstream's build ignores a line without CONFIG_; importing it as CONFIG_X would change the build.
+                report.problems.append(f"{cfg_path}:{_json_line(cfg_path, line)}: warning: build {build['name']!r}: "
+                                       f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; not imported "
+                                       f"(write CONFIG_{line} in the board file if it is meant)")
+        builds = [{**b, "sdkconfig_append": [x for x in b["sdkconfig_append"] if x.startswith("CONFIG_")]}
+                  if any(not x.startswith("CONFIG_") for x in b.get("sdkconfig_append", [])) else b for b in builds]
         for build in builds:
             extra = sorted(set(build) - {"name", "sdkconfig_append", "legacy_names", "build_options", "idf_version"})
             if extra:
