@@ -12,8 +12,8 @@ from tests.importer.conftest import export_tree, upstream_history  # noqa: F401,
 from xzbuild.cli.main import main
 
 
-def test_dropped_lines_warned_and_strict_fails(upstream_history: Path,  # noqa: F811 repo_root: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_dropped_lines_warned_and_strict_fails(upstream_history: Path, repo_root: Path,  # noqa: F811
+                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = export_tree(upstream_history, "HEAD", tmp_path / "fw")
     boards = str(repo_root / "boards")
     assert main(["boards", "kconfig-check", "--firmware", str(tree), "--boards", boards]) == 0
