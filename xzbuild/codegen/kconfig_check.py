@@ -220,6 +220,19 @@ class FragmentWarning:
         )
 
 
+@dataclass(frozen=True)
+class UnprefixedWarning:
+    """A variant line without ``CONFIG_``: sdkconfig ignores it, so it does nothing (upstream ships some)."""
+
+    location: str
+    variant: str
+    line: str
+
+    def __str__(self) -> str:
+        return (f"{self.location}: warning: {self.variant}: '{self.line}' has no CONFIG_ prefix, so the build "
+                f"ignores it; move it under sdkconfig (it becomes CONFIG_{self.line}) or remove it")
+
+
 def variant_fragment(variant: Any) -> list[str]:
     """The board part of a variant's defaults fragment: resolved board symbol line + ``sdkconfig_append``.
 
@@ -244,12 +257,17 @@ def _line_location(variant: Any, line: str) -> str:
     return str(variant.location(f"sdkconfig.{key}"))
 
 
-def check_fragments(board_set: Any, firmware: Path, kconfig_text: str | None = None) -> list[FragmentWarning]:
-    """Every variant's fragment lines that the firmware Kconfig (or ``kconfig_text``) would drop."""
+def check_fragments(board_set: Any, firmware: Path,
+                    kconfig_text: str | None = None) -> list[FragmentWarning | UnprefixedWarning]:
+    """Every variant's fragment lines that the firmware Kconfig (or ``kconfig_text``) would drop, and the
+    lines without ``CONFIG_`` that the build ignores."""
     text = kconfig_text if kconfig_text is not None else (firmware / "main/Kconfig.projbuild").read_text(encoding="utf-8")
-    warnings: list[FragmentWarning] = []
+    warnings: list[FragmentWarning | UnprefixedWarning] = []
     with KconfigEvaluator(text, firmware) as evaluator:
         for variant in board_set.variants():
+            unprefixed = [line for line in variant.sdkconfig_append if not line.startswith("CONFIG_")]
+            warnings += [UnprefixedWarning(str(variant.location(f"sdkconfig_unprefixed.{i}")), variant.name, line)
+                         for i, line in enumerate(unprefixed)]
             fragment = variant_fragment(variant)
             for dropped in evaluator.evaluate(variant.target, fragment).dropped:
                 warnings.append(

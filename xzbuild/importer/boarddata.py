@@ -119,7 +119,13 @@ def variants_to_yaml(builds: list[dict[str, Any]], target: str) -> list[dict[str
         if "build_options" in build:
             v["build_options"] = dict(build["build_options"])
         if "sdkconfig_append" in build:
-            v["sdkconfig"] = _sdk_map(lines)
+            unprefixed = [line for line in lines if not line.startswith("CONFIG_")]
+            if unprefixed and len(unprefixed) == len(lines):
+                v["sdkconfig_unprefixed"] = unprefixed
+            else:
+                v["sdkconfig"] = _sdk_map([line for line in lines if line.startswith("CONFIG_")])
+                if unprefixed:
+                    v["sdkconfig_unprefixed"] = unprefixed
         if pair:
             twin = builds[i + 1]
             p4x: dict[str, Any] = {"name": twin["name"]}

@@ -276,10 +276,8 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
             for line in [x for x in lines if not x.startswith("CONFIG_")]:
                 # Upstream's build ignores a line without CONFIG_; importing it as CONFIG_X would change the build.
                 report.problems.append(f"{cfg_path}:{_json_line(cfg_path, line)}: warning: build {build['name']!r}: "
-                                       f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; not imported "
-                                       f"(write CONFIG_{line} in the board file if it is meant)")
-        builds = [{**b, "sdkconfig_append": [x for x in b["sdkconfig_append"] if x.startswith("CONFIG_")]}
-                  if any(not x.startswith("CONFIG_") for x in b.get("sdkconfig_append", [])) else b for b in builds]
+                                       f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; kept as is "
+                                       "under sdkconfig_unprefixed (`boards kconfig-check` reports it)")
         for build in builds:
             extra = sorted(set(build) - {"name", "sdkconfig_append", "legacy_names", "build_options", "idf_version"})
             if extra:

@@ -27,7 +27,7 @@ BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sourc
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
                 "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
-VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "p4x"]
+VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "sdkconfig_unprefixed", "p4x"]
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
 FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
@@ -155,6 +155,19 @@ def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
     return lines
 
 
+def _unprefixed_lines(ck: Checker, raw: Any, path: str) -> list[str]:
+    """``KEY=value`` lines upstream wrote without CONFIG_ (sdkconfig ignores them); kept verbatim so the
+    build sees what upstream's did, and `boards kconfig-check` warns about each."""
+    lines = []
+    for i, line in enumerate(ck.string_list(raw, path)):
+        if line.startswith("CONFIG_") or not re.match(r"^[A-Za-z0-9_]+=", line):
+            ck.error(join(path, i), f"{describe(line)}: expected KEY=value without CONFIG_ (lines with the prefix "
+                                    "go under sdkconfig)")
+        else:
+            lines.append(line)
+    return lines
+
+
 def _idf(ck: Checker, raw: Any, path: str) -> tuple[Any, str | None]:
     text = ck.typed(raw, path, str, optional=True)
     if text is None:
@@ -180,8 +193,10 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
     for key, value in options.items():
         if not isinstance(value, (bool, str)):
             ck.error(join(join(path, "build_options"), key), f"expected true/false or a choice string, got {describe(value)}")
-    has_append = "sdkconfig" in data
-    lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if has_append else []
+    has_append = "sdkconfig" in data or "sdkconfig_unprefixed" in data
+    lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if "sdkconfig" in data else []
+    if "sdkconfig_unprefixed" in data:
+        lines += _unprefixed_lines(ck, data["sdkconfig_unprefixed"], join(path, "sdkconfig_unprefixed"))
     base = Variant(board=board, kconfig=None, name=name, target=board.target, index=0, legacy_names=legacy,
                    idf_version=spec, idf_version_text=spec_text, sdkconfig_append=lines,
                    has_sdkconfig_append=has_append, build_options=dict(options), path_key=path)

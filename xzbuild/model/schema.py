@@ -57,6 +57,9 @@ def board_schema() -> dict[str, Any]:
             "sdkconfig": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_]+$"},
                           "additionalProperties": {"type": ["string", "integer"]},
                           "description": "sdkconfig_append as an ordered map, keys without CONFIG_."},
+            "sdkconfig_unprefixed": {"type": "array", "items": {"type": "string", "pattern": "^(?!CONFIG_)[A-Za-z0-9_]+="},
+                                     "description": "Lines upstream wrote without CONFIG_ (ignored by sdkconfig), "
+                                                    "kept verbatim; `boards kconfig-check` warns about them."},
             "p4x": {"type": "object", "additionalProperties": False, "required": ["name"],
                     "description": "ESP32-P4X (rev >= 3) twin; the entry itself is the rev < 3 build.",
                     "properties": {"name": _IDENT, "idf_version": _IDF,
