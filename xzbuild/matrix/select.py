@@ -356,7 +356,8 @@ class GitContent:
         return self._show(self.head, path)
 
     def changed_paths(self) -> list[str]:
-        """Paths changed between base and head (renames reported as delete + add)."""
+        """Paths changed between base and head (renames reported as delete + add); against the work tree,
+        untracked files count too (a board file not yet added to git is a new board)."""
         args = ["git", "-C", str(self.repo), "diff", "--name-only", "--no-renames", self.base]
         if self.head is not None:
             args.append(self.head)
@@ -365,4 +366,9 @@ class GitContent:
             raise UserError(f"git diff {self.base} {self.head or ''} in {self.repo} failed: "
                             f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'unknown error'}"
                             "; check --base/--head are commits of that repository")
-        return [line for line in proc.stdout.splitlines() if line.strip()]
+        paths = [line for line in proc.stdout.splitlines() if line.strip()]
+        if self.head is None:
+            others = subprocess.run(["git", "-C", str(self.repo), "ls-files", "--others", "--exclude-standard"],
+                                    capture_output=True, text=True, check=False)
+            paths += [line for line in others.stdout.splitlines() if line.strip() and line not in paths]
+        return paths
