@@ -206,7 +206,7 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     _check_unique(rows)
     # The tree's own table orders, recorded by the importer, keep the two tables' diffs to real changes.
     kconfig_order = list(getattr(board_set.firmware, "kconfig_order", []) or [])
-    cmake_order = list(getattr(board_set.firmware, "cmake_order", []) or []) or kconfig_order
+    cmake_order = list(getattr(board_set.firmware, "cmake_order", []) or [])
     kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
     if firmware is not None and (kconfig is None or cmake is None):
         raise UserError(f"{firmware}: not a xiaozhi-esp32 checkout (no {KCONFIG_PATH} / {CMAKE_PATH})")
@@ -214,12 +214,12 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
         plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order).encode("utf-8")
-        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order), hooks, CMAKE_PATH)
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH)
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
         kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows, kconfig_order)
         plan.files[OVERLAY_TABLES["kconfig"]] = kc.encode("utf-8")
-        plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows, cmake_order).encode("utf-8")
+        plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows, cmake_order, kconfig_order).encode("utf-8")
         plan.files[OVERLAY_TABLES["components"]] = render_hooks(hooks).encode("utf-8")
     return plan
 

@@ -53,16 +53,24 @@ def sort_rows(rows: Iterable[BoardTypeRow]) -> list[BoardTypeRow]:
     return sorted(rows, key=lambda r: (natural_label_key(r.label), r.label, r.symbol))
 
 
-def stable_order(rows: Iterable[BoardTypeRow], recorded: list[str] | None) -> list[BoardTypeRow]:
+def stable_order(rows: Iterable[BoardTypeRow], recorded: list[str] | None,
+                 follow: list[str] | None = None) -> list[BoardTypeRow]:
     """Rows in the recorded order (the tree's own, kept by the importer) with each row the recording lacks
-    inserted at its natural place: before the first row whose label sorts after it. So adding a board
-    changes that board's lines only, on the first ``generate`` too. Without a recording: natural order."""
+    inserted at its natural place: before the first row whose label sorts after it, or, with ``follow``
+    (the Kconfig order, for the CMake chain, which upstream does not sort), right after the row that
+    precedes it there. So adding a board changes that board's lines only, on the first ``generate`` too.
+    Without a recording: natural order."""
     if not recorded:
         return sort_rows(rows)
     rank = {symbol: i for i, symbol in enumerate(recorded)}
     rows = list(rows)
     out = sorted((r for r in rows if r.symbol in rank), key=lambda r: rank[r.symbol])
     for row in sort_rows(r for r in rows if r.symbol not in rank):
+        if follow and row.symbol in follow:
+            before = follow[: follow.index(row.symbol)]
+            placed = [i for i, r in enumerate(out) if r.symbol in before]
+            out.insert(max(placed, key=lambda i: before.index(out[i].symbol)) + 1 if placed else 0, row)
+            continue
         key = (natural_label_key(row.label), row.label, row.symbol)
         at = next((i for i, r in enumerate(out) if (natural_label_key(r.label), r.label, r.symbol) > key), len(out))
         out.insert(at, row)
@@ -84,9 +92,12 @@ def render_kconfig_entries(rows: list[BoardTypeRow], order: list[str] | None = N
     return render("kconfig_board_entries.j2", entries=stable_order(rows, order))
 
 
-def render_cmake_table(rows: list[BoardTypeRow], order: list[str] | None = None) -> str:
-    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain in the recorded chain order."""
-    return render("cmake_board_table.j2", branches=stable_order(rows, order))
+def render_cmake_table(rows: list[BoardTypeRow], order: list[str] | None = None,
+                       kconfig_order: list[str] | None = None) -> str:
+    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain in the recorded chain order (a new
+    board right after the one it follows in the Kconfig choice)."""
+    follow = [r.symbol for r in stable_order(rows, kconfig_order)] if kconfig_order else None
+    return render("cmake_board_table.j2", branches=stable_order(rows, order, follow))
 
 
 # --- splicing ------------------------------------------------------------------------------------------
@@ -157,7 +168,8 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
     return text
 
 
-def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None) -> str:
+def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None,
+                 kconfig_order: list[str] | None = None) -> str:
     """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text."""
 
     def unmarked(t: str) -> tuple[int, int]:
@@ -169,7 +181,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, or
             raise UserError("the board chain has no endif()", Location(path))
         return m.start(), end.end()
 
-    return _replace_region(text, "board-table", render_cmake_table(rows, order), "", unmarked, path)
+    return _replace_region(text, "board-table", render_cmake_table(rows, order, kconfig_order), "", unmarked, path)
 
 
 # --- dependency lists ----------------------------------------------------------------------------------
@@ -235,9 +247,13 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     if found is None:
         return text
     start, end, indent, expr = found
-    present = re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)
-    if sorted(" ".join(t.split()) for t in present) == sorted(" ".join(t.split()) for t in terms):
+    present = [" ".join(t.split()) for t in re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)]
+    wanted = [" ".join(t.split()) for t in terms]
+    if sorted(present) == sorted(wanted):
         return text  # same boards: the hand layout and order stay
+    # Boards already listed keep their place; new ones follow (in symbol order), gone ones leave.
+    terms = [t for t in present if t in wanted] + [t for t in wanted if t not in present]
+    one_line = "\\\n" not in text[start:end]
     # The first board term, which may be a gated one: ``(BOARD_TYPE_X && COND)``.
     term = re.search(r"\(\s*BOARD_TYPE_\w+\s*&&|BOARD_TYPE_", expr)
     first = term.start() if term else expr.index("BOARD_TYPE_")
@@ -260,9 +276,11 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
         prefix, suffix = expr[:lo], expr[close - 1 :]
     else:
         prefix, suffix = "", ""
-    cont = f" \\\n{indent}    || "
+    cont = " || " if one_line else f" \\\n{indent}    || "
     group = cont.join(terms) if terms else "n"
-    if prefix:
+    if prefix and one_line:
+        new = f"{indent}depends on {prefix}{group}{suffix.strip()}\n"
+    elif prefix:
         new = f"{indent}depends on {prefix.rstrip()} \\\n{indent}    {group}{suffix.strip()}\n"
     else:
         new = f"{indent}depends on {group}\n"

@@ -126,3 +126,31 @@ def migrate_board(data: dict[str, Any], target_defaults: dict[str, str]) -> list
     for step in STEPS:
         notes.extend(step(data, target_defaults))
     return notes
+
+
+def migrate_target_defaults(boards: list[tuple[str, dict[str, Any], int]], plain_default: str | None,
+                            tree_defaults: set[str] | None = None) -> list[str]:
+    """Trees before the per-target ``default BOARD_TYPE_X if IDF_TARGET_Y`` lines had one plain default:
+    give every target without a default its first entry (the plain default when it is of that target)."""
+    entries = [(d, e) for d, data, _ in boards for e in data.get("kconfig", [])]
+    have = {e["target"] for _, e in entries if e.get("target_default")} | (tree_defaults or set())
+    notes = []
+    for board_dir, entry in sorted(entries, key=lambda de: de[1]["symbol"] != plain_default):
+        if entry["target"] not in have:
+            have.add(entry["target"])
+            entry["target_default"] = True
+            notes.append(f"{board_dir}: {entry['symbol']} is now the default board for {entry['target']} "
+                         "(the tree has no per-target default line)")
+    return notes
+
+
+def drop_clashing_defaults(boards: list[tuple[str, dict[str, Any], int]], taken: set[str]) -> list[str]:
+    """Boards carried into a set whose targets ``taken`` already have a default board keep theirs off."""
+    notes = []
+    for board_dir, data, _ in boards:
+        for i, entry in enumerate(data.get("kconfig", [])):
+            if entry.get("target_default") and entry["target"] in taken:
+                del entry["target_default"]
+                notes.append(f"{board_dir}: kconfig.{i}.target_default dropped, {entry['target']} already has a "
+                             "default board")
+    return notes

@@ -20,7 +20,7 @@ from xzbuild.importer.boarddata import (
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configh import parse_config_h
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
-from xzbuild.importer.migrate import migrate_board
+from xzbuild.importer.migrate import drop_clashing_defaults, migrate_board, migrate_target_defaults
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
@@ -119,8 +119,11 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
     return out
 
 
-def import_firmware(firmware: Path, out: Path) -> ImportReport:
-    """Import every board of the upstream checkout ``firmware`` into ``out``; returns the report."""
+def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) -> ImportReport:
+    """Import every board of the upstream checkout ``firmware`` into ``out``; returns the report.
+
+    With ``only`` (board dirs), just those boards are written, into a set that already holds others (a
+    fork's own boards carried onto today's ``boards/``): no other file is touched or removed."""
     main = firmware / "main"
     boards_root = main / "boards"
     if not boards_root.is_dir():
@@ -148,6 +151,12 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     for board_dir, _entry in entries.values():
         if board_dir not in dirs:
             report.problems.append(f"CMake chain points at missing board dir {board_dir!r}")
+    if only is not None:
+        missing = [d for d in only if d not in dirs]
+        if missing:
+            raise UserError(f"--board {missing[0]}: no such board dir under main/boards; known: "
+                            f"{', '.join(dirs[:8])}{', ...' if len(dirs) > 8 else ''}", Location(str(boards_root)))
+        dirs = [d for d in dirs if d in only]
 
     written: set[Path] = set()
     boards: list[tuple[str, dict[str, Any], int]] = []
@@ -163,7 +172,9 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
                     **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
         report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
         boards.append((board_dir, data, n_variants))
-    report.migrated += _migrate_target_defaults(boards, kf)
+    report.migrated += migrate_target_defaults(boards, kf.plain_default, set(kf.target_defaults))
+    if only is not None:
+        report.migrated += drop_clashing_defaults(boards, _default_targets(out))
     for board_dir, data, n_variants in boards:
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
@@ -172,6 +183,8 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
         report.boards += 1
         report.variants += n_variants
 
+    if only is not None:
+        return report
     _unselected(firmware, entries, report)
     fw = _firmware_yaml(firmware, kf, cf, report, hooks)
     fw_path = out / FIRMWARE_FILE
@@ -194,19 +207,21 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     return report
 
 
-def _migrate_target_defaults(boards: list[tuple[str, dict[str, Any], int]], kf: KconfigFacts) -> list[str]:
-    """Trees before the per-target ``default BOARD_TYPE_X if IDF_TARGET_Y`` lines had one plain default:
-    give every target without a default its first entry (the plain default when it is of that target)."""
-    entries = [(d, e) for d, data, _ in boards for e in data.get("kconfig", [])]
-    have = {e["target"] for _, e in entries if e.get("target_default")}
-    notes = []
-    for board_dir, entry in sorted(entries, key=lambda de: de[1]["symbol"] != kf.plain_default):
-        if entry["target"] not in have:
-            have.add(entry["target"])
-            entry["target_default"] = True
-            notes.append(f"{board_dir}: {entry['symbol']} is now the default board for {entry['target']} "
-                         "(the tree has no per-target default line)")
-    return notes
+def _default_targets(out: Path) -> set[str]:
+    """Targets whose default board is already in the board files under ``out``."""
+    from xzbuild.model.loader import board_files
+    from xzbuild.model.yamlmarks import load_marked
+
+    found = set()
+    for path in board_files(out):
+        try:
+            doc = load_marked(path, str(path)).data
+        except UserError:
+            continue
+        for entry in (doc.get("kconfig") or []) if isinstance(doc, dict) else []:
+            if isinstance(entry, dict) and entry.get("target_default"):
+                found.add(str(entry.get("target")))
+    return found
 
 
 def _json_line(path: Path, text: str) -> int:
