@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from xzbuild.errors import UserError
 from xzbuild.model.naming import CJK, LABEL_RE
 from xzbuild.model.validate import _FORBIDDEN_APPEND as FORBIDDEN_APPEND
 
@@ -154,3 +156,20 @@ def drop_clashing_defaults(boards: list[tuple[str, dict[str, Any], int]], taken:
                 notes.append(f"{board_dir}: kconfig.{i}.target_default dropped, {entry['target']} already has a "
                              "default board")
     return notes
+
+
+def default_targets(out: Path) -> set[str]:
+    """Targets whose default board is already in the board files under ``out``."""
+    from xzbuild.model.loader import board_files
+    from xzbuild.model.yamlmarks import load_marked
+
+    found = set()
+    for path in board_files(out):
+        try:
+            doc = load_marked(path, str(path)).data
+        except UserError:
+            continue
+        for entry in (doc.get("kconfig") or []) if isinstance(doc, dict) else []:
+            if isinstance(entry, dict) and entry.get("target_default"):
+                found.add(str(entry.get("target")))
+    return found

@@ -19,8 +19,14 @@ from xzbuild.importer.boarddata import (
 )
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configh import parse_config_h
+from xzbuild.importer.configjson import json_key_line, json_line, read_config_json
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
-from xzbuild.importer.migrate import drop_clashing_defaults, migrate_board, migrate_target_defaults
+from xzbuild.importer.migrate import (
+    default_targets,
+    drop_clashing_defaults,
+    migrate_board,
+    migrate_target_defaults,
+)
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
@@ -174,7 +180,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
         boards.append((board_dir, data, n_variants))
     report.migrated += migrate_target_defaults(boards, kf.plain_default, set(kf.target_defaults))
     if only is not None:
-        report.migrated += drop_clashing_defaults(boards, _default_targets(out))
+        report.migrated += drop_clashing_defaults(boards, default_targets(out))
     for board_dir, data, n_variants in boards:
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
@@ -207,67 +213,6 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
     return report
 
 
-def _default_targets(out: Path) -> set[str]:
-    """Targets whose default board is already in the board files under ``out``."""
-    from xzbuild.model.loader import board_files
-    from xzbuild.model.yamlmarks import load_marked
-
-    found = set()
-    for path in board_files(out):
-        try:
-            doc = load_marked(path, str(path)).data
-        except UserError:
-            continue
-        for entry in (doc.get("kconfig") or []) if isinstance(doc, dict) else []:
-            if isinstance(entry, dict) and entry.get("target_default"):
-                found.add(str(entry.get("target")))
-    return found
-
-
-def _json_line(path: Path, text: str) -> int:
-    """1-based line of the first line holding ``"text"`` in a JSON file (1 when not found)."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if f'"{text}"' in line:
-            return number
-    return 1
-
-
-def _json_key_line(path: Path, key: str) -> int:
-    """1-based line of the first ``"key":`` in a JSON file (1 when not found)."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if f'"{key}"' in line:
-            return number
-    return 1
-
-
-def read_config_json(path: Path) -> dict[str, Any]:
-    """A board's config.json, checked for the shape the importer relies on (UserError with file:line:col)."""
-    try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read config.json: {exc}", Location(str(path))) from None
-    if not isinstance(cfg, dict):
-        raise UserError("expected a JSON object", Location(str(path), 1, 1))
-    # "type" is optional: before 2026-07-27 the board type was the directory name.
-    if "type" in cfg and not isinstance(cfg["type"], str):
-        raise UserError("'type' must be a string", Location(str(path), 1, 1))
-    for key, kind in (("target", str), ("builds", list)):
-        if not isinstance(cfg.get(key), kind):
-            raise UserError(f"'{key}' is missing or has the wrong type", Location(str(path), 1, 1))
-    if "manufacturer" in cfg and not isinstance(cfg["manufacturer"], str):
-        raise UserError("'manufacturer' must be a string", Location(str(path), 1, 1))
-    for i, build in enumerate(cfg["builds"]):
-        if not isinstance(build, dict) or not isinstance(build.get("name"), str):
-            raise UserError(f"builds[{i}] needs a string 'name'", Location(str(path), 1, 1))
-        append = build.get("sdkconfig_append", [])
-        if not isinstance(append, list) or not all(isinstance(x, str) and "=" in x for x in append):
-            raise UserError(f"builds[{i}].sdkconfig_append must be a list of CONFIG_X=value strings",
-                            Location(str(path), 1, 1))
-    return cfg
-
-
 def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
                 report: ImportReport, hooks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     mine = [e for d, e in entries.values() if d == board_dir]
@@ -290,7 +235,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
             lines = build.get("sdkconfig_append", [])
             for line in [x for x in lines if not x.startswith("CONFIG_")]:
                 # Upstream's build ignores a line without CONFIG_; importing it as CONFIG_X would change the build.
-                report.problems.append(f"{cfg_path}:{_json_line(cfg_path, line)}: warning: build {build['name']!r}: "
+                report.problems.append(f"{cfg_path}:{json_line(cfg_path, line)}: warning: build {build['name']!r}: "
                                        f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; kept as is "
                                        "under sdkconfig_unprefixed (`boards kconfig-check` reports it)")
         for build in builds:
@@ -330,7 +275,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         raise UserError(f"target {data['target']!r} contradicts the board's Kconfig entry {mine[0].symbol} "
                         f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
                         "this build never produced this board; fix one of the two",
-                        Location(str(cfg_path), _json_key_line(cfg_path, "target"), 1))
+                        Location(str(cfg_path), json_key_line(cfg_path, "target"), 1))
     for entry in mine:
         entry.target = entry.target or data["target"]  # older Kconfig entries carry no target line
     if mine:
