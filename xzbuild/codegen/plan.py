@@ -144,7 +144,10 @@ def config_h_text(board: Board) -> str:
     from xzbuild.parts.items import render_items
 
     body = render_items(emit_config_h(board))
-    return render("config_h.j2", source=_board_file(board), body=body)
+    text = render("config_h.j2", source=_board_file(board), body=body)
+    if not getattr(board, "config_h_final_newline", True):
+        text = text.removesuffix("\n")
+    return text.replace("\n", "\r\n") if getattr(board, "config_h_crlf", False) else text
 
 
 def _board_file(board: Board) -> str:

@@ -40,14 +40,15 @@ def items_to_yaml(items: list[Item]) -> list[Any]:
     return out
 
 
-def columns_to_yaml(items: list[Item]) -> dict[str, Any]:
-    """Macro -> value column for defines the board aligned (one int, or one per occurrence in file order)."""
+def columns_to_yaml(items: list[Item], attr: str = "column") -> dict[str, Any]:
+    """Macro -> value (or comment, ``attr="comment_column"``) column for defines the board aligned: one int,
+    or one per occurrence in file order."""
     found: dict[str, list[int]] = {}
 
     def walk(tree: list[Item]) -> None:
         for item in tree:
             if isinstance(item, Define):
-                found.setdefault(item.name, []).append(item.column)
+                found.setdefault(item.name, []).append(getattr(item, attr))
             elif isinstance(item, Conditional):
                 for _, body in item.branches:
                     walk(body)

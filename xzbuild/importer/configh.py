@@ -19,10 +19,12 @@ class ParsedHeader:
     guard: str | None
     items: list[Item]
     guard_end: str | None = None  # text after the guard's #endif
+    final_newline: bool = True
+    crlf: bool = False
 
 
-def split_comment(text: str) -> tuple[str, str | None]:
-    """Split ``value // comment`` (or a one-line ``/* comment */``) outside string literals."""
+def comment_start(text: str) -> int:
+    """Index of a trailing ``//`` or one-line ``/* */`` comment outside string literals (-1: none)."""
     quote = ""
     i = 0
     while i < len(text):
@@ -36,14 +38,22 @@ def split_comment(text: str) -> tuple[str, str | None]:
         elif ch in "\"'":
             quote = ch
         elif text.startswith("//", i):
-            return text[:i].rstrip(), text[i + 2 :].strip()
+            return i
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
-            if end != -1 and not text[end + 2 :].strip():
-                return text[:i].rstrip(), text[i + 2 : end].strip()
-            return text.rstrip(), None
+            return i if end != -1 and not text[end + 2 :].strip() else -1
         i += 1
-    return text.rstrip(), None
+    return -1
+
+
+def split_comment(text: str) -> tuple[str, str | None]:
+    """Split ``value // comment`` (or a one-line ``/* comment */``) outside string literals."""
+    i = comment_start(text)
+    if i < 0:
+        return text.rstrip(), None
+    if text.startswith("//", i):
+        return text[:i].rstrip(), text[i + 2 :].strip()
+    return text[:i].rstrip(), text[i + 2 : text.find("*/", i + 2)].strip()
 
 
 def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
@@ -81,6 +91,16 @@ def _value_column(line: str, name: str, params: str | None) -> int:
     if not m or len(m.group(1)) < 2:
         return 0
     return len(f"#define {name}{params or ''}") + len(m.group(1))
+
+
+def _comment_column(line: str, rest: str) -> int:
+    """Where the comment starts (0-based, indentation not counted) when more than one space precedes it."""
+    at = len(line.rstrip()) - len(rest) + comment_start(rest)
+    before = line[:at].lstrip(" \t")
+    gap = len(before) - len(before.rstrip(" \t"))
+    if gap < 2 or "\t" in before[len(before) - gap :]:
+        return 0
+    return len(before)
 
 
 def parse_config_h(text: str, display_path: str) -> ParsedHeader:
@@ -143,7 +163,8 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
                 raw_run.append(line)
                 continue
             current.append(Define(m.group(1), (m.group(3) or "").strip(), comment, m.group(2),
-                                  column=_value_column(line, m.group(1), m.group(2))))
+                                  column=_value_column(line, m.group(1), m.group(2)),
+                                  comment_column=_comment_column(line, rest) if comment else 0))
         elif word == "include":
             flush()
             current.append(Include(rest))
@@ -156,7 +177,8 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
     end = None
     if guard is not None:
         end = next(i for i in root if isinstance(i, Conditional)).end
-    return ParsedHeader(guard, inner, end)
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    return ParsedHeader(guard, inner, end, text.endswith("\n") or not text, crlf)
 
 
 def _strip_guard(items: list[Item]) -> tuple[str | None, list[Item]]:

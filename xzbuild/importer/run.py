@@ -286,7 +286,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
     header = path / "config.h"
     if header.is_file():
         display = f"main/boards/{board_dir}/config.h"
-        parsed = parse_config_h(header.read_text(encoding="utf-8", errors="replace"), display)
+        parsed = parse_config_h(header.read_bytes().decode("utf-8", errors="replace"), display)
         from xzbuild.importer.structure import structure_header
 
         hardware, items = structure_header(parsed.items)
@@ -300,9 +300,14 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         if parsed.guard_end:
             data["config_h_guard_end"] = parsed.guard_end
         data["config_h"] = items_to_yaml(items)
-        columns = columns_to_yaml(parsed.items)
-        if columns:
-            data["config_h_columns"] = columns
+        for key, attr in (("config_h_columns", "column"), ("config_h_comment_columns", "comment_column")):
+            columns = columns_to_yaml(parsed.items, attr)
+            if columns:
+                data[key] = columns
+        if not parsed.final_newline:
+            data["config_h_final_newline"] = False
+        if parsed.crlf:
+            data["config_h_crlf"] = True
     return data, len(builds)
 
 

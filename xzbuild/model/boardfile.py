@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
               "variants", "hardware", "shared_gpios", "config_h_guard", "config_h_guard_end", "config_h",
-              "config_h_columns"]
+              "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf"]
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
                 "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
@@ -31,7 +31,8 @@ VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconf
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
 FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
-HARDWARE_KEYS = ("hardware", "shared_gpios", "config_h_guard", "config_h_guard_end", "config_h", "config_h_columns")
+HARDWARE_KEYS = ("hardware", "shared_gpios", "config_h_guard", "config_h_guard_end", "config_h", "config_h_columns",
+                 "config_h_comment_columns", "config_h_final_newline", "config_h_crlf")
 SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
 MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -85,6 +86,12 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         _check_field_slots(ck, board)
     if "config_h_columns" in data:
         board.config_h_columns = _columns(ck, data["config_h_columns"], "config_h_columns")
+    if "config_h_comment_columns" in data:
+        board.config_h_comment_columns = _columns(ck, data["config_h_comment_columns"], "config_h_comment_columns")
+    if "config_h_crlf" in data:
+        board.config_h_crlf = ck.typed(data["config_h_crlf"], "config_h_crlf", bool) is True
+    if "config_h_final_newline" in data:
+        board.config_h_final_newline = ck.typed(data["config_h_final_newline"], "config_h_final_newline", bool) is not False
     for i, raw in enumerate(_list(ck, data.get("variants", []), "variants")):
         board.variants.extend(_variants(ck, board, raw, join("variants", i)))
     for index, variant in enumerate(board.variants):

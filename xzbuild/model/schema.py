@@ -104,6 +104,13 @@ def board_schema() -> dict[str, Any]:
             "config_h_guard": {"type": "string"},
             "config_h_guard_end": {"type": "string", "description": "Text after the guard's #endif."},
             "config_h": {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}},
+            "config_h_crlf": {"type": "boolean", "description": "true: the header has CRLF line endings."},
+            "config_h_final_newline": {"type": "boolean", "description": "false: the header ends without a newline."},
+            "config_h_comment_columns": {
+                "type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "description": "Column of a macro's trailing comment as the board aligned it (one per occurrence).",
+                "additionalProperties": {"oneOf": [{"type": "integer", "minimum": 0},
+                                                   {"type": "array", "items": {"type": "integer", "minimum": 0}}]}},
             "config_h_columns": {
                 "type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
                 "description": "Value column of a macro's #define as the board aligned it (one per occurrence).",

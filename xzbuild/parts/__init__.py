@@ -177,17 +177,19 @@ def _expand(items: list[Item], board: Board, claimed: set[str]) -> list[Item]:
     return out
 
 
-def _aligned(items: list[Item], columns: dict[str, list[int]], seen: dict[str, int]) -> list[Item]:
-    """Apply the board's ``config_h_columns`` (macro -> value column, per occurrence) in emission order."""
+def _aligned(items: list[Item], columns: dict[str, list[int]], comments: dict[str, list[int]],
+             seen: dict[str, int]) -> list[Item]:
+    """Apply the board's ``config_h_columns`` / ``config_h_comment_columns`` (macro -> column, one per
+    occurrence, the last one repeating) in emission order."""
     out: list[Item] = []
     for item in items:
-        if isinstance(item, Define) and item.name in columns:
-            cols = columns[item.name]
+        if isinstance(item, Define) and (item.name in columns or item.name in comments):
             n = seen.get(item.name, 0)
             seen[item.name] = n + 1
-            out.append(replace(item, column=cols[min(n, len(cols) - 1)]))
+            cols, notes = columns.get(item.name, [0]), comments.get(item.name, [0])
+            out.append(replace(item, column=cols[min(n, len(cols) - 1)], comment_column=notes[min(n, len(notes) - 1)]))
         elif isinstance(item, Conditional):
-            out.append(replace(item, branches=[(c, _aligned(body, columns, seen)) for c, body in item.branches]))
+            out.append(replace(item, branches=[(c, _aligned(body, columns, comments, seen)) for c, body in item.branches]))
         else:
             out.append(item)
     return out
@@ -231,9 +233,9 @@ def emit_config_h(board: Board) -> list[Item]:
     """The board's config.h as an Item tree (structured fields expanded with the board's macro spelling)."""
     items, claimed = _marked(board)
     body = _expand(items, board, claimed)
-    columns = getattr(board, "config_h_columns", None)
-    if columns:
-        body = _aligned(body, columns, {})
+    columns, comments = getattr(board, "config_h_columns", {}), getattr(board, "config_h_comment_columns", {})
+    if columns or comments:
+        body = _aligned(body, columns, comments, {})
     if board.config_h_guard:
         guard = board.config_h_guard
         return [Conditional([(f"ifndef {guard}", [Define(guard), *body])], end=board.config_h_guard_end)]

@@ -17,6 +17,7 @@ class Define:
     field: str | None = None
     # Column (0-based) where the value starts when the board aligns it; 0 = one space after the name.
     column: int = 0
+    comment_column: int = 0  # likewise for a trailing comment; 0 = one space after the value
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,9 @@ def render_items(items: list[Item], indent: str = "") -> list[str]:
             head = f"#define {item.name}{item.params or ''}"
             text = f"{head.ljust(max(item.column, len(head) + 1))}{item.value}" if item.value else head
             if item.comment:
+                text = text.ljust(max(item.comment_column, len(text) + 1))
                 # "///< doc" comments keep their marker: no space after "//" when the text starts with "/".
-                text += f" //{item.comment}" if item.comment.startswith(("/", "!")) else f" // {item.comment}"
+                text += f"//{item.comment}" if item.comment.startswith(("/", "!")) else f"// {item.comment}"
             out.append(indent + text)
         elif isinstance(item, Include):
             out.append(f"{indent}#include {item.text}")
