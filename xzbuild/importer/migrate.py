@@ -173,3 +173,54 @@ def default_targets(out: Path) -> set[str]:
             if isinstance(entry, dict) and entry.get("target_default"):
                 found.add(str(entry.get("target")))
     return found
+
+
+def tree_symbol_rule(release_py: str) -> str | None:
+    """Which board-symbol rule the tree's own release script used for a dir with several symbols:
+    "first" (``_find_board_config``: the first chain entry), "target" (``_resolve_board_config`` of 2026:
+    explicit, single, the first whose Kconfig entry depends on the build target, then target-named), or None
+    (no release.py: today's build.py rule applies)."""
+    if "def _resolve_board_config" in release_py:
+        return "target"
+    if "def _find_board_config" in release_py:
+        return "first"
+    return None
+
+
+def _tree_pick(rule: str, target: str, candidates: list[tuple[str, str | None]]) -> str:
+    if rule == "first":
+        return candidates[0][0]
+    by_target = [sym for sym, t in candidates if t == target]
+    if by_target:
+        return by_target[0]
+    upper = target.upper()
+    short = "_" + upper.replace("ESP32", "", 1)
+    by_name = [sym for sym, _ in candidates if upper in sym or (short != "_" and short in sym)]
+    return by_name[0] if by_name else candidates[0][0]
+
+
+def pin_tree_symbol(variants: list[dict[str, Any]], target: str, candidates: list[tuple[str, str | None]],
+                    known: set[str], rule: str) -> list[str]:
+    """A variant the tree built with another board symbol than today's rule would pick (several symbols
+    point at its dir and none is named in its lines) gets the tree's choice as an explicit line, so the
+    carried board builds what the tree built. ``candidates``: (symbol, Kconfig target or None), chain order."""
+    from xzbuild.model.naming import resolve_symbol
+
+    notes = []
+    today_candidates = [(sym, t or target) for sym, t in candidates]
+    for i, variant in enumerate(variants):
+        sdk = variant.get("sdkconfig")
+        if sdk is None or any(k.startswith("BOARD_TYPE_") for k in sdk):
+            continue
+        built = _tree_pick(rule, target, candidates)
+        chosen, _ = resolve_symbol(variant["name"], target, [], today_candidates, known)
+        if chosen == built:
+            continue
+        if dict(candidates).get(built) not in (None, target):
+            notes.append(f"variants.{i}: the tree built {variant['name']} with {built}, which Kconfig cannot select "
+                         f"on {target} (a broken build); today's rule picks {chosen}")
+        else:
+            variant["sdkconfig"] = {built: "y", **sdk}
+            notes.append(f"variants.{i}.sdkconfig.{built}: added; the tree built {variant['name']} with it, "
+                         f"today's rule would pick {chosen}")
+    return notes

@@ -26,6 +26,8 @@ from xzbuild.importer.migrate import (
     drop_clashing_defaults,
     migrate_board,
     migrate_target_defaults,
+    pin_tree_symbol,
+    tree_symbol_rule,
 )
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
@@ -276,11 +278,17 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
                         f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
                         "this build never produced this board; fix one of the two",
                         Location(str(cfg_path), json_key_line(cfg_path, "target"), 1))
+    kconfig_targets = {e.symbol: e.target or None for e in mine}
     for entry in mine:
         entry.target = entry.target or data["target"]  # older Kconfig entries carry no target line
     if mine:
         data["kconfig"] = [kconfig_to_yaml(e) for e in mine]
     variants = variants_to_yaml(builds, data["target"])
+    rule = tree_symbol_rule(_text(firmware / "scripts" / "release.py"))
+    if len(mine) > 1 and rule is not None:
+        candidates = [(e.symbol, kconfig_targets.get(e.symbol)) for e in mine]
+        report.migrated += [f"{board_dir}: {note}"
+                            for note in pin_tree_symbol(variants, data["target"], candidates, set(entries), rule)]
     if variants:
         data["variants"] = variants
     header = path / "config.h"
@@ -309,6 +317,10 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         if parsed.crlf:
             data["config_h_crlf"] = True
     return data, len(builds)
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
 def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], report: ImportReport) -> None:
