@@ -295,11 +295,12 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
                   (mode, size, freq))
 
 
-def custom_assets_file(project: Path, values: dict[str, str]) -> Path:
-    """``CONFIG_CUSTOM_ASSETS_FILE`` as upstream's CMake resolves it: absolute, or relative to ``main/``."""
+def custom_assets_file(project: Path, values: dict[str, str]) -> Path | None:
+    """``CONFIG_CUSTOM_ASSETS_FILE`` as upstream's CMake resolves it: absolute, or relative to ``main/``.
+    None for a URL (upstream downloads it; the stand-in is offline and flashes a placeholder instead)."""
     source = values.get("CONFIG_CUSTOM_ASSETS_FILE", "").strip('"')
     if re.match(r"^https?://", source):
-        raise Failure(f"CMake Error: the stand-in cannot download {source}; use a local file")
+        return None
     local = Path(source) if Path(source).is_absolute() else project / "main" / source
     if not source or not local.is_file():
         raise Failure(f"CMake Error: Assets file not found: {local}")
@@ -331,10 +332,11 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
     selected = os.environ.get("XZ_STANDIN_ASSETS")
     wants_assets = values.get("CONFIG_FLASH_NONE_ASSETS") != "y" and (
         selected is None or (selected != "0" and knob("XZ_STANDIN_ASSETS", cfg.get("BOARD_NAME", "")) is not None))
-    if assets is not None and values.get("CONFIG_FLASH_CUSTOM_ASSETS") == "y":
+    local = custom_assets_file(Path(cfg.get("PROJECT_DIR", ".")), values) \
+        if values.get("CONFIG_FLASH_CUSTOM_ASSETS") == "y" else None
+    if assets is not None and local is not None:
         # Upstream's FLASH_CUSTOM_ASSETS: CONFIG_CUSTOM_ASSETS_FILE, absolute or relative to main/, is flashed
-        # to the assets partition as is (a URL would be downloaded; the stand-in is offline).
-        local = custom_assets_file(Path(cfg.get("PROJECT_DIR", ".")), values)
+        # to the assets partition as is.
         shutil.copyfile(local, build / local.name)
         files["assets"] = (assets.offset, local.name)
     elif assets is not None and wants_assets:
