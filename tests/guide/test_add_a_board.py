@@ -18,20 +18,22 @@ from pathlib import Path
 import pytest
 
 from tests.importer.conftest import export_tree, upstream_history  # noqa: F401 (session fixture)
-from xzbuild.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standin"
 VARIANT = "acme-voice-kit"
 
 
-def xz(*args: str) -> None:
-    """One guide command; it must succeed."""
-    assert main(list(args)) == 0, args
+def xz(*args: str, env: dict[str, str] | None = None) -> str:
+    """One guide command, as a user runs it (its own process, in the project directory); it must succeed."""
+    proc = subprocess.run([sys.executable, "-m", "xzbuild.cli.main", *args], capture_output=True, text=True,
+                          env=env, cwd=os.getcwd(), timeout=600)
+    assert proc.returncode == 0, (args, proc.stdout[-2000:], proc.stderr[-2000:])
+    return proc.stdout
 
 
 def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,  # noqa: F811
-                           capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+                           monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"  # a clone of the xzbuild repo: boards/ under git
     shutil.copytree(REPO / "boards", project / "boards")
     git = ["git", "-C", str(project), "-c", "user.email=guide@example.com", "-c", "user.name=guide"]
@@ -54,11 +56,9 @@ def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,  # noqa: F811
     board_src = firmware / "main" / "boards" / "acme" / "voice-kit"
     assert {"config.h", "config.json", "voice_kit_board.cc"} <= {p.name for p in board_src.iterdir()}
     assert "CONFIG_BOARD_TYPE_ACME_VOICE_KIT" in (firmware / "main" / "CMakeLists.txt").read_text(encoding="utf-8")
-    capsys.readouterr()
 
     # 4. matrix select: the board file is untracked, and still selected.
-    xz("matrix", "select", "--base", "HEAD", "--firmware", str(firmware), "--json")
-    selection = json.loads(capsys.readouterr().out)
+    selection = json.loads(xz("matrix", "select", "--base", "HEAD", "--firmware", str(firmware), "--json"))
     assert [v["full_name"] for v in selection["variants"]] == [VARIANT], selection
     assert selection["variants"][0]["why"] == ["boards/acme/voice-kit.yaml: board definition changed"]
 
@@ -73,9 +73,9 @@ def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,  # noqa: F811
     xz("generate", "--firmware", str(firmware))
 
     # 7. matrix build with the stand-in for idf.py (tests/standin/idf.py on PATH; see the guide).
-    monkeypatch.setenv("PATH", f"{STANDIN}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env = {**os.environ, "PATH": f"{STANDIN}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     xz("matrix", "build", VARIANT, "--firmware", str(firmware), "--idf-version", "6.0.2", "--out", "dist",
-       "--cache-dir", "cache")
+       "--cache-dir", "cache", env=env)
     build = project / "dist" / VARIANT
     args = json.loads((build / "flasher_args.json").read_text(encoding="utf-8"))
     offset = next(int(k, 16) for k, v in args["flash_files"].items() if v == "assets.bin")
@@ -98,5 +98,5 @@ def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,  # noqa: F811
         board.close()
 
     # 9. The HIL suite on a virtual board flashed with this build.
-    xz("hil", "run", "--virtual", "1", "--dist", "dist", "--out", "hil-out")
-    assert "PASSED" in capsys.readouterr().out
+    out = xz("hil", "run", "--virtual", "1", "--dist", "dist", "--out", "hil-out")
+    assert "PASSED" in out and VARIANT in out, out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -104,7 +105,11 @@ class KconfigEvaluator:
 
     def _load(self, top: Path) -> Any:
         import esp_kconfiglib
+        from esp_pylib.logger import log
 
+        # esp_kconfiglib pins esp_pylib's note stream to the sys.stderr of its import time; follow the live
+        # one instead, so notes never go to a stream that was replaced and closed since (redirects, capture).
+        log.set_info_stream(_LiveStderr())
         return esp_kconfiglib.Kconfig(str(top), warn=False)
 
     def _undefined_symbols(self) -> set[str]:
@@ -167,6 +172,19 @@ class KconfigEvaluator:
             if _normalise(sym.str_value, _type_name(sym)) != _normalise(wanted, _type_name(sym)):
                 result.dropped.append(Dropped(index, line, sym.str_value or '""'))
         return result
+
+
+class _LiveStderr:
+    """A file-like object that writes to whatever ``sys.stderr`` is at the time of the write."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
 
 
 @contextlib.contextmanager
