@@ -124,3 +124,68 @@ def test_unknown_archetype_in_board_file_names_the_line(firmware: Path, make_boa
     rc, _, err = run("generate", "--firmware", str(firmware), "--boards", str(boards))
     assert rc == 1
     assert f"{boards / 'acme/lcd.yaml'}:4:" in err and "unknown archetype 'no-such-shape'" in err
+
+
+TARGETS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
+
+
+def test_scaffold_defaults_pass_check_on_every_target(repo_root: Path, tmp_path: Path) -> None:
+    """Every archetype on every target with --yes: the whole board set (upstream's + the new ones) checks."""
+    import shutil
+
+    boards = tmp_path / "boards"
+    shutil.copytree(repo_root / "boards", boards)
+    for name in sorted(ARCHETYPES):
+        for target in TARGETS:
+            rc, _, err = run("boards", "new", f"acme/{name}-{target}", "--archetype", name, "--target", target,
+                             "--yes", "--boards", str(boards))
+            assert rc == 0, (name, target, err)
+            text = (boards / f"acme/{name}-{target}.yaml").read_text(encoding="utf-8")
+            assert text.startswith("# yaml-language-server: $schema=../board.schema.json\n")
+    rc, out, err = run("boards", "check", "--boards", str(boards))
+    assert rc == 0, err
+
+
+def test_scaffold_on_a_new_target_is_its_default_and_validates_against_the_schema(
+        make_boards: Callable[..., Path]) -> None:
+    import jsonschema
+    import yaml
+
+    boards = make_boards()
+    rc, _, err = run("boards", "new", "acme/c3-kit", "--archetype", "i2s-simplex-oled", "--target", "esp32c3",
+                     "--yes", "--boards", str(boards))
+    assert rc == 0, err
+    doc = yaml.safe_load((boards / "acme/c3-kit.yaml").read_text(encoding="utf-8"))
+    assert doc["kconfig"][0]["target_default"] is True and doc["hardware"]["buttons"]["boot"] == 9
+    from xzbuild.model.schema import board_schema
+
+    jsonschema.validate(doc, board_schema())
+    assert run("boards", "check", "--boards", str(boards))[0] == 0
+
+
+def test_set_takes_field_names(make_boards: Callable[..., Path]) -> None:
+    import yaml
+
+    boards = make_boards()
+    rc, _, err = run("boards", "new", "acme/f", "--archetype", "i2s-spi-lcd", "--yes", "--boards", str(boards),
+                     "--set", "audio.mic_ws=10", "--set", "display.width=172", "--set", "BOOT_BUTTON_GPIO=3")
+    assert rc == 0, err
+    hw = yaml.safe_load((boards / "acme/f.yaml").read_text(encoding="utf-8"))["hardware"]
+    assert (hw["audio"]["mic_ws"], hw["display"]["width"], hw["buttons"]["boot"]) == (10, 172, 3)
+    rc, _, err = run("boards", "new", "acme/g", "--archetype", "i2s-spi-lcd", "--yes", "--boards", str(boards),
+                     "--set", "audio.nope=1")
+    assert rc == 1 and "audio.mic_ws" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "stdin is not a terminal; pass --yes"),
+    (("--yes", "--label", "Acme 面包板 Kit"), "labels are English"),
+    (("--yes", "--label", "Acme Kit (面包板)", "--symbol", "CONFIG_BOARD_TYPE_X"), "must look like BOARD_TYPE_"),
+])
+def test_refused_before_anything_is_written(make_boards: Callable[..., Path], args: tuple[str, ...],
+                                            message: str) -> None:
+    boards = make_boards()
+    rc, _, err = run("boards", "new", "acme/refused", "--archetype", "i2s-simplex-oled", "--boards", str(boards),
+                     *args)
+    assert rc == 1 and message in err and err.count("\n") == 1, err
+    assert not (boards / "acme/refused.yaml").exists()

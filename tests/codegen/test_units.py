@@ -124,7 +124,23 @@ def test_splice_cmake() -> None:
 
 def test_empty_dependency_list_hides_the_option() -> None:
     text = rewrite_dependency_list(KCONFIG, "config", "USE_DEVICE_AEC", [])
-    assert "depends on USE_AUDIO_PROCESSOR && ( \\\n        n)" in text
+    assert "depends on USE_AUDIO_PROCESSOR && (n)\n" in text  # a one-line list stays on one line
+
+
+@pytest.mark.parametrize(("before", "terms", "after"), [
+    # Listed boards keep their place, a new one is appended, a gone one leaves; the line style stays.
+    ("    depends on BOARD_TYPE_Z || BOARD_TYPE_A\n", ["BOARD_TYPE_A", "BOARD_TYPE_M", "BOARD_TYPE_Z"],
+     "    depends on BOARD_TYPE_Z || BOARD_TYPE_A || BOARD_TYPE_M\n"),
+    ("    depends on BOARD_TYPE_Z \\\n        || BOARD_TYPE_A\n", ["BOARD_TYPE_A"], "    depends on BOARD_TYPE_A\n"),
+    ("    depends on BOARD_TYPE_Z \\\n        || BOARD_TYPE_A\n", ["BOARD_TYPE_A", "BOARD_TYPE_B", "BOARD_TYPE_Z"],
+     "    depends on BOARD_TYPE_Z \\\n        || BOARD_TYPE_A \\\n        || BOARD_TYPE_B\n"),
+    ("    depends on BOARD_TYPE_Z || BOARD_TYPE_A\n", ["BOARD_TYPE_A", "BOARD_TYPE_Z"],
+     "    depends on BOARD_TYPE_Z || BOARD_TYPE_A\n"),
+])
+def test_dependency_list_edits_keep_order_and_layout(before: str, terms: list[str], after: str) -> None:
+    text = f"config USE_DEVICE_AEC\n    bool \"AEC\"\n{before}\n"
+    assert rewrite_dependency_list(text, "config", "USE_DEVICE_AEC", terms) == (
+        f"config USE_DEVICE_AEC\n    bool \"AEC\"\n{after}\n")
 
 
 def test_unbalanced_markers_are_a_user_error() -> None:

@@ -126,19 +126,26 @@ HEADER = """\
 """
 
 
-def test_structure_only_moves_safe_defines() -> None:
+def test_structure_keeps_every_define_in_place() -> None:
     parsed = parse_config_h(HEADER, "x.h")
     hardware, items = structure_header(parsed.items)
     assert hardware["audio"] == {"input_sample_rate": 16000}
-    # BOOT_BUTTON_GPIO is tested before it is defined: moving it up would change the #ifdef.
-    assert "buttons" not in hardware
-    assert hardware["display"] == {"width": 240, "spi_clock_hz": 40000000, "dc": 3, "macros": {"dc": "DISPLAY_DC"},
+    # Nothing moves, so BOOT_BUTTON_GPIO (tested by an #ifdef above it) can be a field: its slot stays below.
+    assert hardware["buttons"] == {"boot": 0}
+    slots = [i.fields for i in items if isinstance(i, HardwareSlot) and i.fields]
+    assert slots == [("audio.input_sample_rate",), ("buttons.boot", "display.width", "display.spi_clock_hz",
+                                                   "touch.i2c_sda", "touch.i2c_scl"), ("display.dc",),
+                     ("display.height",)]
+    assert [type(i).__name__ for i in items[:3]] == ["HardwareSlot", "Conditional", "HardwareSlot"]
+    assert hardware["display"] == {"width": 240, "height": 10, "spi_clock_hz": 40000000, "dc": 3,
+                                   "macros": {"dc": "DISPLAY_DC"},
                                    "verbatim": {"width": "(240)", "spi_clock_hz": "(40 * 1000 * 1000)"}}
     # Every value of the part parenthesised: one flag instead of an override per field.
     assert hardware["touch"] == {"i2c_sda": 6, "i2c_scl": 7, "parens": True}
     assert isinstance(items[0], HardwareSlot)
     raw_names = [i.name for i in items if isinstance(i, Define)]
-    assert "BOOT_BUTTON_GPIO" in raw_names and "LCD_DC_PIN" in raw_names and "DISPLAY_HEIGHT" in raw_names
+    # A second spelling of a field already set stays raw; DISPLAY_HEIGHT after its #undef is a field in place.
+    assert raw_names == ["DISPLAY_WIDTH_ALIAS_UNKNOWN", "LCD_DC_PIN"]
     branch = next(i for i in items if isinstance(i, Conditional) and i.branches[0][0] == "if CONFIG_X")
     assert isinstance(branch.branches[0][1][0], HardwareSlot)
     assert any(isinstance(i, Raw) and "#undef" in i.line for i in items)

@@ -10,7 +10,9 @@
 ``main/Kconfig.projbuild`` plus the ESP-IDF options in ``kconfig.py`` (defaults files in order, each F followed
 by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), then writes, with esptool's image classes, ``bootloader/bootloader.bin`` and ``<project>.bin``
 (real ``esp_app_desc_t``, checksum, SHA-256), ``partition_table/partition-table.bin`` from the configured CSV
-(``partitions.py``, gen_esp32part's rules), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has ``assets``,
+(``partitions.py``, gen_esp32part's rules), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has
+``assets`` (or, with ``CONFIG_FLASH_CUSTOM_ASSETS=y``, the ``CONFIG_CUSTOM_ASSETS_FILE`` bundle, as upstream's CMake
+does),
 ``flasher_args.json``, ``config/sdkconfig.json`` and ``project_description.json``.
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
@@ -29,6 +31,7 @@ import fnmatch
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -255,7 +258,22 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     boot = make_bootloader_image(target, idf_ver=f"v{idf_version()}", flash_mode=mode, flash_size=size,
                                  flash_freq=freq)
     time.sleep(max(0.0, delay - process_age()))  # the whole build takes `delay` (interpreter start included)
-    write_outputs(build, cfg, project_name, version, table, app, boot, values, (mode, size, freq))
+    if values.get("CONFIG_FLASH_CUSTOM_ASSETS") == "y":
+        custom_assets_file(project, values)  # fail like CMake's configure step, before any output
+    write_outputs(build, {**cfg, "PROJECT_DIR": str(project)}, project_name, version, table, app, boot, values,
+                  (mode, size, freq))
+
+
+def custom_assets_file(project: Path, values: dict[str, str]) -> Path | None:
+    """``CONFIG_CUSTOM_ASSETS_FILE`` as upstream's CMake resolves it: absolute, or relative to ``main/``.
+    None for a URL (upstream downloads it; the stand-in is offline and flashes a placeholder instead)."""
+    source = values.get("CONFIG_CUSTOM_ASSETS_FILE", "").strip('"')
+    if re.match(r"^https?://", source):
+        return None
+    local = Path(source) if Path(source).is_absolute() else project / "main" / source
+    if not source or not local.is_file():
+        raise Failure(f"CMake Error: Assets file not found: {local}")
+    return local
 
 
 def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: str, table, app: bytes,  # type: ignore[no-untyped-def]
@@ -283,7 +301,14 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
     selected = os.environ.get("XZ_STANDIN_ASSETS")
     wants_assets = values.get("CONFIG_FLASH_NONE_ASSETS") != "y" and (
         selected is None or (selected != "0" and knob("XZ_STANDIN_ASSETS", cfg.get("BOARD_NAME", "")) is not None))
-    if assets is not None and wants_assets:
+    local = custom_assets_file(Path(cfg.get("PROJECT_DIR", ".")), values) \
+        if values.get("CONFIG_FLASH_CUSTOM_ASSETS") == "y" else None
+    if assets is not None and local is not None:
+        # Upstream's FLASH_CUSTOM_ASSETS: CONFIG_CUSTOM_ASSETS_FILE, absolute or relative to main/, is flashed
+        # to the assets partition as is.
+        shutil.copyfile(local, build / local.name)
+        files["assets"] = (assets.offset, local.name)
+    elif assets is not None and wants_assets:
         from assets_gen.container import pack_container
 
         index = json.dumps({"version": 1, "board": cfg.get("BOARD_NAME", ""), "target": target}).encode()

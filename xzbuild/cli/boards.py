@@ -195,11 +195,15 @@ def stats_cmd(boards_dir: Path, as_json: bool) -> None:
               help="A xiaozhi-esp32 checkout.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("boards"), show_default=True,
               help="Where to write the board files.")
-def import_cmd(firmware: Path, out: Path) -> None:
-    """Import every board of an upstream checkout; reports everything it could not place."""
+@click.option("--board", "only", multiple=True, metavar="DIR",
+              help="Only this board dir (repeatable), added to the set in --out without touching the others: "
+                   "carries a fork's own boards onto today's boards/.")
+def import_cmd(firmware: Path, out: Path, only: tuple[str, ...]) -> None:
+    """Import every board of an upstream checkout (any tree since 2025-02, upstream or fork); reports
+    everything it could not place, and every convention it carried over to today's."""
     from xzbuild.importer import import_firmware
 
-    report = import_firmware(firmware, out)
+    report = import_firmware(firmware, out, list(only) or None)
     click.echo(f"imported {report.boards} board dirs, {report.variants} builds from {firmware}"
                f" ({report.upstream_commit or 'unknown commit'})")
     click.echo(f"wrote {len(report.written)} changed files, removed {len(report.removed)} stale files")
@@ -209,6 +213,7 @@ def import_cmd(firmware: Path, out: Path) -> None:
         ("orphan dirs (no Kconfig/CMake entry)", report.orphan_dirs),
         ("Kconfig symbols no variant selects", report.unselected_symbols),
         ("Kconfig symbols selected only by IDF-gated variants", report.version_gated_symbols),
+        ("carried onto today's conventions", report.migrated),
         ("other problems", report.problems),
     ]
     for title, items in sections:
@@ -216,6 +221,12 @@ def import_cmd(firmware: Path, out: Path) -> None:
             click.echo(f"{title} ({len(items)}):")
             for item in items:
                 click.echo(f"  {item}")
+    for error in report.errors:
+        click.echo(error, err=True)
+    if report.errors:
+        click.echo(f"{len(report.errors)} board dir(s) not imported: their upstream files are broken (fix them "
+                   "and import again); the other boards were imported", err=True)
+        raise click.exceptions.Exit(1)
 
 
 COMMANDS = [boards]

@@ -52,7 +52,10 @@ def build_hooks(facts_hooks: Iterable[dict[str, Any]], entries: Iterable[tuple[s
             hooks.append(Hook(condition, components))
             continue
         rest = m.group(2).strip()
-        symbols = [s for s, _ in users]
+        # Symbols the block already lists keep their place; new users follow in symbol order.
+        listed = [s.removeprefix("CONFIG_") for s in re.findall(r"CONFIG_BOARD_TYPE_\w+", m.group(1))]
+        found = {s for s, _ in users}
+        symbols = [s for s in listed if s in found] + [s for s, _ in users if s not in listed]
         covered.update((s, c) for s in symbols for c in components)
         if not symbols:
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -104,7 +105,11 @@ class KconfigEvaluator:
 
     def _load(self, top: Path) -> Any:
         import esp_kconfiglib
+        from esp_pylib.logger import log
 
+        # esp_kconfiglib pins esp_pylib's note stream to the sys.stderr of its import time; follow the live
+        # one instead, so notes never go to a stream that was replaced and closed since (redirects, capture).
+        log.set_info_stream(_LiveStderr())
         return esp_kconfiglib.Kconfig(str(top), warn=False)
 
     def _undefined_symbols(self) -> set[str]:
@@ -169,6 +174,19 @@ class KconfigEvaluator:
         return result
 
 
+class _LiveStderr:
+    """A file-like object that writes to whatever ``sys.stderr`` is at the time of the write."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 @contextlib.contextmanager
 def _quiet_kconfig() -> Iterator[None]:
     """Silence esp-idf-kconfig's NOTE lines (choice symbols set to n); the check reports what matters."""
@@ -220,6 +238,19 @@ class FragmentWarning:
         )
 
 
+@dataclass(frozen=True)
+class UnprefixedWarning:
+    """A variant line without ``CONFIG_``: sdkconfig ignores it, so it does nothing (upstream ships some)."""
+
+    location: str
+    variant: str
+    line: str
+
+    def __str__(self) -> str:
+        return (f"{self.location}: warning: {self.variant}: '{self.line}' has no CONFIG_ prefix, so the build "
+                f"ignores it; move it under sdkconfig (it becomes CONFIG_{self.line}) or remove it")
+
+
 def variant_fragment(variant: Any) -> list[str]:
     """The board part of a variant's defaults fragment: resolved board symbol line + ``sdkconfig_append``.
 
@@ -244,12 +275,17 @@ def _line_location(variant: Any, line: str) -> str:
     return str(variant.location(f"sdkconfig.{key}"))
 
 
-def check_fragments(board_set: Any, firmware: Path, kconfig_text: str | None = None) -> list[FragmentWarning]:
-    """Every variant's fragment lines that the firmware Kconfig (or ``kconfig_text``) would drop."""
+def check_fragments(board_set: Any, firmware: Path,
+                    kconfig_text: str | None = None) -> list[FragmentWarning | UnprefixedWarning]:
+    """Every variant's fragment lines that the firmware Kconfig (or ``kconfig_text``) would drop, and the
+    lines without ``CONFIG_`` that the build ignores."""
     text = kconfig_text if kconfig_text is not None else (firmware / "main/Kconfig.projbuild").read_text(encoding="utf-8")
-    warnings: list[FragmentWarning] = []
+    warnings: list[FragmentWarning | UnprefixedWarning] = []
     with KconfigEvaluator(text, firmware) as evaluator:
         for variant in board_set.variants():
+            unprefixed = [line for line in variant.sdkconfig_append if not line.startswith("CONFIG_")]
+            warnings += [UnprefixedWarning(str(variant.location(f"sdkconfig_unprefixed.{i}")), variant.name, line)
+                         for i, line in enumerate(unprefixed)]
             fragment = variant_fragment(variant)
             for dropped in evaluator.evaluate(variant.target, fragment).dropped:
                 warnings.append(

@@ -144,7 +144,10 @@ def config_h_text(board: Board) -> str:
     from xzbuild.parts.items import render_items
 
     body = render_items(emit_config_h(board))
-    return render("config_h.j2", source=_board_file(board), body=body)
+    text = render("config_h.j2", source=_board_file(board), body=body)
+    if not getattr(board, "config_h_final_newline", True):
+        text = text.removesuffix("\n")
+    return text.replace("\n", "\r\n") if getattr(board, "config_h_crlf", False) else text
 
 
 def _board_file(board: Board) -> str:
@@ -204,19 +207,22 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
         plan.stale = _stale_config_json(firmware, {b.dir for b in board_set.boards})
     rows = board_rows(board_set)
     _check_unique(rows)
+    # The tree's own table orders, recorded by the importer, keep the two tables' diffs to real changes.
+    kconfig_order = list(getattr(board_set.firmware, "kconfig_order", []) or [])
+    cmake_order = list(getattr(board_set.firmware, "cmake_order", []) or [])
     kconfig, cmake = _read(firmware, KCONFIG_PATH), _read(firmware, CMAKE_PATH)
     if firmware is not None and (kconfig is None or cmake is None):
         raise UserError(f"{firmware}: not a xiaozhi-esp32 checkout (no {KCONFIG_PATH} / {CMAKE_PATH})")
     users = [(k.symbol, list(k.cmake_hooks), b.type) for b in board_set.boards for k in b.kconfig if k.cmake_hooks]
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
-        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH).encode("utf-8")
-        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH), hooks, CMAKE_PATH)
+        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order).encode("utf-8")
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH)
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
-        kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows)
+        kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows, kconfig_order)
         plan.files[OVERLAY_TABLES["kconfig"]] = kc.encode("utf-8")
-        plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows).encode("utf-8")
+        plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows, cmake_order, kconfig_order).encode("utf-8")
         plan.files[OVERLAY_TABLES["components"]] = render_hooks(hooks).encode("utf-8")
     return plan
 

@@ -53,6 +53,30 @@ def sort_rows(rows: Iterable[BoardTypeRow]) -> list[BoardTypeRow]:
     return sorted(rows, key=lambda r: (natural_label_key(r.label), r.label, r.symbol))
 
 
+def stable_order(rows: Iterable[BoardTypeRow], recorded: list[str] | None,
+                 follow: list[str] | None = None) -> list[BoardTypeRow]:
+    """Rows in the recorded order (the tree's own, kept by the importer) with each row the recording lacks
+    inserted at its natural place: before the first row whose label sorts after it, or, with ``follow``
+    (the Kconfig order, for the CMake chain, which upstream does not sort), right after the row that
+    precedes it there. So adding a board changes that board's lines only, on the first ``generate`` too.
+    Without a recording: natural order."""
+    if not recorded:
+        return sort_rows(rows)
+    rank = {symbol: i for i, symbol in enumerate(recorded)}
+    rows = list(rows)
+    out = sorted((r for r in rows if r.symbol in rank), key=lambda r: rank[r.symbol])
+    for row in sort_rows(r for r in rows if r.symbol not in rank):
+        if follow and row.symbol in follow:
+            before = follow[: follow.index(row.symbol)]
+            placed = [i for i, r in enumerate(out) if r.symbol in before]
+            out.insert(max(placed, key=lambda i: before.index(out[i].symbol)) + 1 if placed else 0, row)
+            continue
+        key = (natural_label_key(row.label), row.label, row.symbol)
+        at = next((i for i, r in enumerate(out) if (natural_label_key(r.label), r.label, r.symbol) > key), len(out))
+        out.insert(at, row)
+    return out
+
+
 def _target_rank(target: str) -> tuple[int, str]:
     return (TARGET_ORDER.index(target), "") if target in TARGET_ORDER else (len(TARGET_ORDER), target)
 
@@ -63,14 +87,17 @@ def render_kconfig_defaults(rows: list[BoardTypeRow]) -> str:
     return render("kconfig_board_defaults.j2", defaults=defaults)
 
 
-def render_kconfig_entries(rows: list[BoardTypeRow]) -> str:
-    """The three-line ``config BOARD_TYPE_X`` entries in natural label order."""
-    return render("kconfig_board_entries.j2", entries=sort_rows(rows))
+def render_kconfig_entries(rows: list[BoardTypeRow], order: list[str] | None = None) -> str:
+    """The three-line ``config BOARD_TYPE_X`` entries in the recorded order (natural label order for new ones)."""
+    return render("kconfig_board_entries.j2", entries=stable_order(rows, order))
 
 
-def render_cmake_table(rows: list[BoardTypeRow]) -> str:
-    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain, in the Kconfig order."""
-    return render("cmake_board_table.j2", branches=sort_rows(rows))
+def render_cmake_table(rows: list[BoardTypeRow], order: list[str] | None = None,
+                       kconfig_order: list[str] | None = None) -> str:
+    """The ``if(CONFIG_BOARD_TYPE_X) set(BOARD_DIR ...) ... endif()`` chain in the recorded chain order (a new
+    board right after the one it follows in the Kconfig choice)."""
+    follow = [r.symbol for r in stable_order(rows, kconfig_order)] if kconfig_order else None
+    return render("cmake_board_table.j2", branches=stable_order(rows, order, follow))
 
 
 # --- splicing ------------------------------------------------------------------------------------------
@@ -117,7 +144,8 @@ def _choice_block(text: str, path: str) -> tuple[int, int]:
     return m.end(), end.start()
 
 
-def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH) -> str:
+def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH,
+                   order: list[str] | None = None) -> str:
     """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text."""
     start, _ = _choice_block(text, path)
     text = _replace_region(
@@ -133,14 +161,15 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
             raise UserError("'choice BOARD_TYPE' has no config entries", Location(path))
         return first.start(), e
 
-    text = _replace_region(text, "board-types", render_kconfig_entries(rows), "    ", unmarked_entries, path)
+    text = _replace_region(text, "board-types", render_kconfig_entries(rows, order), "    ", unmarked_entries, path)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
         text = rewrite_dependency_list(text, kind, name, terms, path)
     return text
 
 
-def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH) -> str:
+def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None,
+                 kconfig_order: list[str] | None = None) -> str:
     """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text."""
 
     def unmarked(t: str) -> tuple[int, int]:
@@ -152,7 +181,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH) ->
             raise UserError("the board chain has no endif()", Location(path))
         return m.start(), end.end()
 
-    return _replace_region(text, "board-table", render_cmake_table(rows), "", unmarked, path)
+    return _replace_region(text, "board-table", render_cmake_table(rows, order, kconfig_order), "", unmarked, path)
 
 
 # --- dependency lists ----------------------------------------------------------------------------------
@@ -218,6 +247,13 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     if found is None:
         return text
     start, end, indent, expr = found
+    present = [" ".join(t.split()) for t in re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)]
+    wanted = [" ".join(t.split()) for t in terms]
+    if sorted(present) == sorted(wanted):
+        return text  # same boards: the hand layout and order stay
+    # Boards already listed keep their place; new ones follow (in symbol order), gone ones leave.
+    terms = [t for t in present if t in wanted] + [t for t in wanted if t not in present]
+    one_line = "\\\n" not in text[start:end]
     # The first board term, which may be a gated one: ``(BOARD_TYPE_X && COND)``.
     term = re.search(r"\(\s*BOARD_TYPE_\w+\s*&&|BOARD_TYPE_", expr)
     first = term.start() if term else expr.index("BOARD_TYPE_")
@@ -240,9 +276,11 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
         prefix, suffix = expr[:lo], expr[close - 1 :]
     else:
         prefix, suffix = "", ""
-    cont = f" \\\n{indent}    || "
+    cont = " || " if one_line else f" \\\n{indent}    || "
     group = cont.join(terms) if terms else "n"
-    if prefix:
+    if prefix and one_line:
+        new = f"{indent}depends on {prefix}{group}{suffix.strip()}\n"
+    elif prefix:
         new = f"{indent}depends on {prefix.rstrip()} \\\n{indent}    {group}{suffix.strip()}\n"
     else:
         new = f"{indent}depends on {group}\n"

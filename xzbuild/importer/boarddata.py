@@ -26,10 +26,38 @@ def items_to_yaml(items: list[Item]) -> list[Any]:
         elif isinstance(item, Raw):
             out.append({"raw": item.line})
         elif isinstance(item, Conditional):
-            out.append({"branches": [{"when": "else" if cond is None else cond, "items": items_to_yaml(body)}
-                                     for cond, body in item.branches]})
+            entry = {"branches": [{"when": "else" if cond is None else cond, "items": items_to_yaml(body)}
+                                  for cond, body in item.branches]}
+            if item.end:
+                entry["end"] = item.end
+            if item.indent:
+                entry["indent"] = item.indent
+            out.append(entry)
+        elif isinstance(item, HardwareSlot) and item.fields is not None:
+            out.append({"hardware": list(item.fields)})
         elif isinstance(item, HardwareSlot):
             out.append("hardware" if item.values is None else {"hardware": item.values})
+    return out
+
+
+def columns_to_yaml(items: list[Item], attr: str = "column") -> dict[str, Any]:
+    """Macro -> value (or comment, ``attr="comment_column"``) column for defines the board aligned: one int,
+    or one per occurrence in file order."""
+    found: dict[str, list[int]] = {}
+
+    def walk(tree: list[Item]) -> None:
+        for item in tree:
+            if isinstance(item, Define):
+                found.setdefault(item.name, []).append(getattr(item, attr))
+            elif isinstance(item, Conditional):
+                for _, body in item.branches:
+                    walk(body)
+
+    walk(items)
+    out: dict[str, Any] = {}
+    for name, cols in found.items():
+        if any(cols):
+            out[name] = cols[0] if len(set(cols)) == 1 else cols
     return out
 
 
@@ -92,7 +120,13 @@ def variants_to_yaml(builds: list[dict[str, Any]], target: str) -> list[dict[str
         if "build_options" in build:
             v["build_options"] = dict(build["build_options"])
         if "sdkconfig_append" in build:
-            v["sdkconfig"] = _sdk_map(lines)
+            unprefixed = [line for line in lines if not line.startswith("CONFIG_")]
+            if unprefixed and len(unprefixed) == len(lines):
+                v["sdkconfig_unprefixed"] = unprefixed
+            else:
+                v["sdkconfig"] = _sdk_map([line for line in lines if line.startswith("CONFIG_")])
+                if unprefixed:
+                    v["sdkconfig_unprefixed"] = unprefixed
         if pair:
             twin = builds[i + 1]
             p4x: dict[str, Any] = {"name": twin["name"]}

@@ -18,10 +18,13 @@ class ParsedHeader:
 
     guard: str | None
     items: list[Item]
+    guard_end: str | None = None  # text after the guard's #endif
+    final_newline: bool = True
+    crlf: bool = False
 
 
-def split_comment(text: str) -> tuple[str, str | None]:
-    """Split ``value // comment`` (or a one-line ``/* comment */``) outside string literals."""
+def comment_start(text: str) -> int:
+    """Index of a trailing ``//`` or one-line ``/* */`` comment outside string literals (-1: none)."""
     quote = ""
     i = 0
     while i < len(text):
@@ -35,14 +38,22 @@ def split_comment(text: str) -> tuple[str, str | None]:
         elif ch in "\"'":
             quote = ch
         elif text.startswith("//", i):
-            return text[:i].rstrip(), text[i + 2 :].strip()
+            return i
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
-            if end != -1 and not text[end + 2 :].strip():
-                return text[:i].rstrip(), text[i + 2 : end].strip()
-            return text.rstrip(), None
+            return i if end != -1 and not text[end + 2 :].strip() else -1
         i += 1
-    return text.rstrip(), None
+    return -1
+
+
+def split_comment(text: str) -> tuple[str, str | None]:
+    """Split ``value // comment`` (or a one-line ``/* comment */``) outside string literals."""
+    i = comment_start(text)
+    if i < 0:
+        return text.rstrip(), None
+    if text.startswith("//", i):
+        return text[:i].rstrip(), text[i + 2 :].strip()
+    return text[:i].rstrip(), text[i + 2 : text.find("*/", i + 2)].strip()
 
 
 def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
@@ -73,6 +84,25 @@ def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
     return out
 
 
+def _value_column(line: str, name: str, params: str | None) -> int:
+    """Where the value starts when the board put more than one space after the name (0 otherwise). The gap
+    is measured from ``#define NAME`` as xzbuild writes it, so an indented ``#  define`` keeps its gap."""
+    m = re.match(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)]*\))?( +)\S", line)
+    if not m or len(m.group(1)) < 2:
+        return 0
+    return len(f"#define {name}{params or ''}") + len(m.group(1))
+
+
+def _comment_column(line: str, rest: str) -> int:
+    """Where the comment starts (0-based, indentation not counted) when more than one space precedes it."""
+    at = len(line.rstrip()) - len(rest) + comment_start(rest)
+    before = line[:at].lstrip(" \t")
+    gap = len(before) - len(before.rstrip(" \t"))
+    if gap < 2 or "\t" in before[len(before) - gap :]:
+        return 0
+    return len(before)
+
+
 def parse_config_h(text: str, display_path: str) -> ParsedHeader:
     """Build the item tree. Unbalanced conditionals raise a UserError pointing at the line."""
     root: list[Item] = []
@@ -80,6 +110,8 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
     stack: list[tuple[list[tuple[str | None, list[Item]]], list[Item], int]] = []
     current = root
     raw_run: list[str] = []
+    # Per open conditional: the leading whitespace of its direct child directives (its body indent).
+    leads: list[tuple[str, set[str]]] = []  # (the #if line's own lead, its children's leads)
 
     def flush() -> None:
         if raw_run:
@@ -92,8 +124,12 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
             raw_run.append(line)
             continue
         word, rest = match.group(1), match.group(2)
+        lead = line[: len(line) - len(line.lstrip(" \t"))]
+        if leads and word in {"if", "ifdef", "ifndef", "define", "include"}:
+            leads[-1][1].add(lead)
         if word in {"if", "ifdef", "ifndef"}:
             flush()
+            leads.append((lead, set()))
             opening = split_comment(rest)[0]
             branches: list[tuple[str | None, list[Item]]] = [(f"{word} {opening}", [])]
             current.append(Conditional(branches))
@@ -111,7 +147,14 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
             flush()
             if not stack:
                 raise UserError("#endif without #if", Location(display_path, lineno, 1))
-            _, current, _ = stack.pop()
+            branches, current, _ = stack.pop()
+            own, seen = leads.pop()
+            child = next(iter(seen)) if len(seen) == 1 else ""
+            indent = len(child) - len(own) if child.startswith(own) and set(child) == {" "} else 0
+            after = line.split("endif", 1)[1].rstrip()
+            end = (after[1:] if after.startswith(" ") else after) or None  # "// _BOARD_CONFIG_H_" after #endif
+            if end or indent:
+                current[-1] = Conditional(branches, end=end, indent=indent)
         elif word == "define":
             flush()
             body, comment = split_comment(rest)
@@ -119,7 +162,9 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
             if not m:
                 raw_run.append(line)
                 continue
-            current.append(Define(m.group(1), (m.group(3) or "").strip(), comment, m.group(2)))
+            current.append(Define(m.group(1), (m.group(3) or "").strip(), comment, m.group(2),
+                                  column=_value_column(line, m.group(1), m.group(2)),
+                                  comment_column=_comment_column(line, rest) if comment else 0))
         elif word == "include":
             flush()
             current.append(Include(rest))
@@ -128,7 +173,12 @@ def parse_config_h(text: str, display_path: str) -> ParsedHeader:
     flush()
     if stack:
         raise UserError("#if without matching #endif", Location(display_path, stack[-1][2], 1))
-    return ParsedHeader(*_strip_guard(root))
+    guard, inner = _strip_guard(root)
+    end = None
+    if guard is not None:
+        end = next(i for i in root if isinstance(i, Conditional)).end
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    return ParsedHeader(guard, inner, end, text.endswith("\n") or not text, crlf)
 
 
 def _strip_guard(items: list[Item]) -> tuple[str | None, list[Item]]:

@@ -15,7 +15,7 @@ class BoardChoiceEntry:
 
     symbol: str
     label: str
-    target: str
+    target: str | None  # None: no ``depends on IDF_TARGET_*`` line (trees before mid-2025)
     line: int
 
 
@@ -29,6 +29,7 @@ class KconfigFacts:
     global_lists: dict[str, list[str]] = field(default_factory=dict)
     private_blocks: list[dict[str, object]] = field(default_factory=list)
     languages: dict[str, str] = field(default_factory=dict)
+    plain_default: str | None = None
     problems: list[str] = field(default_factory=list)
 
 
@@ -134,23 +135,48 @@ def parse_kconfig(text: str) -> KconfigFacts:
     return facts
 
 
+_ENTRY = re.compile(r"^[ \t]*config[ \t]+(BOARD_TYPE_[A-Za-z0-9_]+)[ \t]*$")
+_LABEL = re.compile(r'^[ \t]*bool[ \t]+"(.*)"[ \t]*$')
+_TARGET = re.compile(r"^[ \t]*depends[ \t]+on[ \t]+IDF_TARGET_(\w+)[ \t]*$")
+_ENTRY_END = re.compile(r"^[ \t]*(config|menuconfig|choice|endchoice|default|prompt|help|if|endif|source)\b")
+
+
 def _board_choice(facts: KconfigFacts, body: list[str], first_line: int) -> None:
+    """Entries of ``choice BOARD_TYPE`` in any indentation (tabs or spaces, trailing blanks): ``config X``,
+    ``bool "label"`` and, from mid-2025 on, ``depends on IDF_TARGET_Y`` (older trees have no target line:
+    the target then comes from the board's config.json)."""
     for line in body:
-        m = re.match(r"^\s*default\s+(BOARD_TYPE_\w+)\s+if\s+IDF_TARGET_(\w+)\s*$", line)
+        m = re.match(r"^[ \t]*default[ \t]+(BOARD_TYPE_\w+)[ \t]+if[ \t]+IDF_TARGET_(\w+)[ \t]*$", line)
         if m:
             facts.target_defaults[m.group(2).lower()] = m.group(1)
+        plain = re.match(r"^[ \t]*default[ \t]+(BOARD_TYPE_\w+)[ \t]*$", line)
+        if plain:
+            facts.plain_default = plain.group(1)  # trees before the per-target defaults
     i = 0
     while i < len(body):
-        m = re.match(r"^    config (BOARD_TYPE_[A-Za-z0-9_]+)$", body[i])
-        if m:
-            label = re.match(r'^        bool "(.*)"$', body[i + 1]) if i + 1 < len(body) else None
-            dep = re.match(r"^        depends on IDF_TARGET_(\w+)$", body[i + 2]) if i + 2 < len(body) else None
-            if label and dep:
-                facts.entries.append(BoardChoiceEntry(m.group(1), label.group(1), dep.group(1).lower(), first_line + i))
-            else:
-                facts.problems.append(f"Kconfig.projbuild:{first_line + i}: entry {m.group(1)} is not in the "
-                                      "3-line 'config/bool/depends on IDF_TARGET_*' format; it was skipped")
-        elif re.match(r"^\s*config\s+", body[i]):
-            facts.problems.append(f"Kconfig.projbuild:{first_line + i}: unexpected line in BOARD_TYPE choice: "
-                                  f"{body[i].strip()!r}; it was skipped")
+        m = _ENTRY.match(body[i])
+        if not m:
+            if re.match(r"^[ \t]*config[ \t]+", body[i]):
+                facts.problems.append(f"Kconfig.projbuild:{first_line + i}: unexpected line in BOARD_TYPE choice: "
+                                      f"{body[i].strip()!r}; it was skipped")
+            i += 1
+            continue
+        start = i
+        label: str | None = None
+        target: str | None = None
         i += 1
+        while i < len(body) and body[i].strip() and not _ENTRY_END.match(body[i]):
+            lm, tm = _LABEL.match(body[i]), _TARGET.match(body[i])
+            if lm and label is None:
+                label = lm.group(1)
+            elif tm and target is None:
+                target = tm.group(1).lower()
+            else:
+                facts.problems.append(f"Kconfig.projbuild:{first_line + i}: {m.group(1)}: line {body[i].strip()!r} "
+                                      "is not modelled; it was skipped")
+            i += 1
+        if label is None:
+            facts.problems.append(f"Kconfig.projbuild:{first_line + start}: entry {m.group(1)} has no 'bool \"label\"' "
+                                  "line; it was skipped")
+            continue
+        facts.entries.append(BoardChoiceEntry(m.group(1), label, target, first_line + start))

@@ -10,10 +10,25 @@ from typing import Any
 
 from xzbuild.errors import Location, UserError
 from xzbuild.fsutil import write_if_changed
-from xzbuild.importer.boarddata import facts_to_yaml, items_to_yaml, kconfig_to_yaml, variants_to_yaml
+from xzbuild.importer.boarddata import (
+    columns_to_yaml,
+    facts_to_yaml,
+    items_to_yaml,
+    kconfig_to_yaml,
+    variants_to_yaml,
+)
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configh import parse_config_h
+from xzbuild.importer.configjson import json_key_line, json_line, read_config_json
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
+from xzbuild.importer.migrate import (
+    default_targets,
+    drop_clashing_defaults,
+    migrate_board,
+    migrate_target_defaults,
+    pin_tree_symbol,
+    tree_symbol_rule,
+)
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
@@ -36,6 +51,10 @@ class ImportReport:
     unselected_symbols: list[str] = field(default_factory=list)
     version_gated_symbols: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Changes that carry an older tree's board onto today's conventions (see importer.migrate).
+    migrated: list[str] = field(default_factory=list)
+    # Upstream's own broken files (``file:line: what``): each skips one board; the rest is imported.
+    errors: list[str] = field(default_factory=list)
     upstream_commit: str = ""
 
 
@@ -77,12 +96,16 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
     out: dict[str, tuple[str, KconfigEntry]] = {}
     for br in cf.branches:
         ke = by_symbol.get(br.symbol)
-        board_dir = unquote(br.variables.get("BOARD_DIR", ""))
         if ke is None:
             continue
-        entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target)
+        entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target or "")
         extra = dict(br.variables)
-        extra.pop("BOARD_DIR", None)
+        if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
+            # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
+            # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
+            maker = unquote(extra.pop("MANUFACTURER", ""))
+            extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
+        board_dir = unquote(extra.pop("BOARD_DIR", ""))
         for var, attr in (("BUILTIN_TEXT_FONT", "text_font"), ("BUILTIN_ICON_FONT", "icon_font"),
                           ("DEFAULT_EMOJI_COLLECTION", "emoji_collection"), ("EMOTE_RESOLUTION", "emote_resolution")):
             if var in extra:
@@ -104,8 +127,11 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
     return out
 
 
-def import_firmware(firmware: Path, out: Path) -> ImportReport:
-    """Import every board of the upstream checkout ``firmware`` into ``out``; returns the report."""
+def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) -> ImportReport:
+    """Import every board of the upstream checkout ``firmware`` into ``out``; returns the report.
+
+    With ``only`` (board dirs), just those boards are written, into a set that already holds others (a
+    fork's own boards carried onto today's ``boards/``): no other file is touched or removed."""
     main = firmware / "main"
     boards_root = main / "boards"
     if not boards_root.is_dir():
@@ -133,10 +159,31 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     for board_dir, _entry in entries.values():
         if board_dir not in dirs:
             report.problems.append(f"CMake chain points at missing board dir {board_dir!r}")
+    if only is not None:
+        missing = [d for d in only if d not in dirs]
+        if missing:
+            raise UserError(f"--board {missing[0]}: no such board dir under main/boards; known: "
+                            f"{', '.join(dirs[:8])}{', ...' if len(dirs) > 8 else ''}", Location(str(boards_root)))
+        dirs = [d for d in dirs if d in only]
 
     written: set[Path] = set()
+    boards: list[tuple[str, dict[str, Any], int]] = []
     for board_dir in dirs:
-        data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
+        path = out / f"{board_dir}.yaml"
+        try:
+            data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
+        except UserError as exc:
+            report.errors.append(str(exc))
+            written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
+            continue
+        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
+                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
+        report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        boards.append((board_dir, data, n_variants))
+    report.migrated += migrate_target_defaults(boards, kf.plain_default, set(kf.target_defaults))
+    if only is not None:
+        report.migrated += drop_clashing_defaults(boards, default_targets(out))
+    for board_dir, data, n_variants in boards:
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
             report.written.append(str(path))
@@ -144,6 +191,8 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
         report.boards += 1
         report.variants += n_variants
 
+    if only is not None:
+        return report
     _unselected(firmware, entries, report)
     fw = _firmware_yaml(firmware, kf, cf, report, hooks)
     fw_path = out / FIRMWARE_FILE
@@ -166,31 +215,6 @@ def import_firmware(firmware: Path, out: Path) -> ImportReport:
     return report
 
 
-def read_config_json(path: Path) -> dict[str, Any]:
-    """A board's config.json, checked for the shape the importer relies on (UserError with file:line:col)."""
-    try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read config.json: {exc}", Location(str(path))) from None
-    if not isinstance(cfg, dict):
-        raise UserError("expected a JSON object", Location(str(path), 1, 1))
-    for key, kind in (("type", str), ("target", str), ("builds", list)):
-        if not isinstance(cfg.get(key), kind):
-            raise UserError(f"'{key}' is missing or has the wrong type", Location(str(path), 1, 1))
-    if "manufacturer" in cfg and not isinstance(cfg["manufacturer"], str):
-        raise UserError("'manufacturer' must be a string", Location(str(path), 1, 1))
-    for i, build in enumerate(cfg["builds"]):
-        if not isinstance(build, dict) or not isinstance(build.get("name"), str):
-            raise UserError(f"builds[{i}] needs a string 'name'", Location(str(path), 1, 1))
-        append = build.get("sdkconfig_append", [])
-        if not isinstance(append, list) or not all(isinstance(x, str) and "=" in x for x in append):
-            raise UserError(f"builds[{i}].sdkconfig_append must be a list of CONFIG_X=value strings",
-                            Location(str(path), 1, 1))
-    return cfg
-
-
 def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
                 report: ImportReport, hooks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     mine = [e for d, e in entries.values() if d == board_dir]
@@ -199,13 +223,23 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
     builds: list[dict[str, Any]] = []
     if cfg_path.is_file():
         cfg = read_config_json(cfg_path)
-        data["type"] = cfg["type"]
+        data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
         if "manufacturer" in cfg:
             data["manufacturer"] = cfg["manufacturer"].strip()
+        elif "/" in board_dir:  # early-2026 trees kept the maker in CMake's set(MANUFACTURER) only
+            data["manufacturer"] = board_dir.split("/")[0]
+            report.migrated.append(f"{board_dir}: manufacturer {data['manufacturer']} taken from its directory")
         data["target"] = cfg["target"]
         if "preview" in cfg:
             data["preview"] = cfg["preview"]
         builds = list(cfg.get("builds", []))
+        for build in builds:
+            lines = build.get("sdkconfig_append", [])
+            for line in [x for x in lines if not x.startswith("CONFIG_")]:
+                # Upstream's build ignores a line without CONFIG_; importing it as CONFIG_X would change the build.
+                report.problems.append(f"{cfg_path}:{json_line(cfg_path, line)}: warning: build {build['name']!r}: "
+                                       f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; kept as is "
+                                       "under sdkconfig_unprefixed (`boards kconfig-check` reports it)")
         for build in builds:
             extra = sorted(set(build) - {"name", "sdkconfig_append", "legacy_names", "build_options", "idf_version"})
             if extra:
@@ -221,7 +255,7 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
         data["type"] = board_dir.replace("/", "-")
         if "/" in board_dir:
             data["manufacturer"] = board_dir.split("/")[0]
-        target = mine[0].target if mine else guess_target(path)
+        target = (mine[0].target if mine else None) or guess_target(path)
         if not mine:
             report.orphan_dirs.append(board_dir)
             guessed = f"target {target} guessed from its sources" if target else "no target found, esp32s3 assumed"
@@ -234,15 +268,33 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
                 entry.cmake_hooks = [*entry.cmake_hooks, *(c for c in hook["components"] if c not in entry.cmake_hooks)]
     data["sources"] = "custom"
     data["source_facts"] = facts_to_yaml(source_facts(path))
+    explicit = any(line.startswith("CONFIG_BOARD_TYPE_") for b in builds for line in b.get("sdkconfig_append", []))
+    if builds and not mine and not explicit:
+        raise UserError("no Kconfig BOARD_TYPE entry with a CMake branch points at this board dir, so no build can "
+                        "select it; add the entry and branch (or an explicit CONFIG_BOARD_TYPE_X=y line)",
+                        Location(str(cfg_path), 1, 1))
+    if cfg_path.is_file() and len(mine) == 1 and mine[0].target and mine[0].target != data["target"]:
+        raise UserError(f"target {data['target']!r} contradicts the board's Kconfig entry {mine[0].symbol} "
+                        f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
+                        "this build never produced this board; fix one of the two",
+                        Location(str(cfg_path), json_key_line(cfg_path, "target"), 1))
+    kconfig_targets = {e.symbol: e.target or None for e in mine}
+    for entry in mine:
+        entry.target = entry.target or data["target"]  # older Kconfig entries carry no target line
     if mine:
         data["kconfig"] = [kconfig_to_yaml(e) for e in mine]
     variants = variants_to_yaml(builds, data["target"])
+    rule = tree_symbol_rule(_text(firmware / "scripts" / "release.py"))
+    if len(mine) > 1 and rule is not None:
+        candidates = [(e.symbol, kconfig_targets.get(e.symbol)) for e in mine]
+        report.migrated += [f"{board_dir}: {note}"
+                            for note in pin_tree_symbol(variants, data["target"], candidates, set(entries), rule)]
     if variants:
         data["variants"] = variants
     header = path / "config.h"
     if header.is_file():
         display = f"main/boards/{board_dir}/config.h"
-        parsed = parse_config_h(header.read_text(encoding="utf-8", errors="replace"), display)
+        parsed = parse_config_h(header.read_bytes().decode("utf-8", errors="replace"), display)
         from xzbuild.importer.structure import structure_header
 
         hardware, items = structure_header(parsed.items)
@@ -253,8 +305,22 @@ def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, t
             data["shared_gpios"] = shared
         if parsed.guard:
             data["config_h_guard"] = parsed.guard
+        if parsed.guard_end:
+            data["config_h_guard_end"] = parsed.guard_end
         data["config_h"] = items_to_yaml(items)
+        for key, attr in (("config_h_columns", "column"), ("config_h_comment_columns", "comment_column")):
+            columns = columns_to_yaml(parsed.items, attr)
+            if columns:
+                data[key] = columns
+        if not parsed.final_newline:
+            data["config_h_final_newline"] = False
+        if parsed.crlf:
+            data["config_h_crlf"] = True
     return data, len(builds)
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
 def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], report: ImportReport) -> None:
@@ -266,7 +332,10 @@ def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], re
     selected_ungated: set[str] = set()
     for cfg_path in sorted((firmware / "main" / "boards").rglob("config.json")):
         board_dir = cfg_path.parent.relative_to(firmware / "main" / "boards").as_posix()
-        cfg = read_config_json(cfg_path)
+        try:
+            cfg = read_config_json(cfg_path)
+        except UserError:
+            continue  # reported by the board's own import
         candidates = [(s, e.target) for s, (d, e) in entries.items() if d == board_dir]
         for build in cfg.get("builds", []):
             explicit = [line.split("=")[0].removeprefix("CONFIG_") for line in build.get("sdkconfig_append", [])

@@ -29,7 +29,12 @@ def source_facts(board_dir: Path) -> SourceFacts:
 
 
 def guess_target(board_dir: Path) -> str | None:
-    """For dirs with no config.json and no Kconfig entry: the target the sources mention most."""
+    """For dirs with no config.json and no Kconfig target: a board sdkconfig's ``CONFIG_IDF_TARGET``, else
+    the target the dir name or the sources mention most."""
+    for path in sorted(board_dir.glob("sdkconfig*")):
+        m = re.search(r'^CONFIG_IDF_TARGET="(\w+)"', path.read_text(encoding="utf-8", errors="replace"), re.M)
+        if m:
+            return m.group(1)
     for token, target in (("s31", "esp32s31"), ("p4", "esp32p4"), ("s3", "esp32s3"), ("c3", "esp32c3"),
                           ("c5", "esp32c5"), ("c6", "esp32c6")):
         if token in re.split(r"[^a-z0-9]+", board_dir.name.lower()):

@@ -1,9 +1,10 @@
 """Move config.h defines that a hardware part can carry exactly into structured ``hardware`` fields.
 
-Works scope by scope (the file body and every ``#if`` branch). In each scope the structured defines are
-emitted together at the position of the first one (a ``hardware`` slot). A define is only moved when that
-cannot change what the preprocessor sees: it is defined once in the scope, its value round-trips through
-the field's kind, and no directive between the slot and its old position mentions it. When the canonical
+Works scope by scope (the file body and every ``#if`` branch). Nothing moves: each run of neighbouring
+structured defines becomes a slot at its own place that emits them in the board's order (a field list
+``hardware: [part.field, ...]`` at the top level, a local block inside a branch), so the comments around
+them stay attached. A define becomes a field when it is defined once in the scope and its value
+round-trips through the field's kind. When the canonical
 text of the value is not the board's token spelling (``(720)``, ``0x14``), that spelling is kept as a
 ``verbatim`` override (or ``parens: true`` when every value of the part is parenthesised) so the
 generated header is token for token the board's.
@@ -11,40 +12,19 @@ generated header is token for token the board's.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from xzbuild.parts import part_for_macro, values
-from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw
+from xzbuild.parts.items import Conditional, Define, HardwareSlot, Item
 
 
-def _mentions(item: Item, name: str) -> bool:
-    """Could moving a define of ``name`` across ``item`` change the result (it tests, defines or undefines
-    ``name``, or is an include)?"""
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    if isinstance(item, Conditional):
-        for cond, body in item.branches:
-            if cond and word.search(cond):
-                return True
-            if any(_mentions(child, name) for child in body):
-                return True
-        return False
-    if isinstance(item, Define):
-        return item.name == name
-    if isinstance(item, Raw):
-        return any(line.lstrip().startswith("#") and word.search(line) for line in item.line.split("\n"))
-    # An #include between the old and new position could test the macro; never move a define across one.
-    return isinstance(item, Include)
-
-
-def _structure_scope(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list[Item]]:
+def _structure_scope(items: list[Item], top: bool) -> tuple[dict[str, dict[str, Any]], list[Item]]:
     counts: dict[str, int] = {}
     for item in items:
         if isinstance(item, Define):
             counts[item.name] = counts.get(item.name, 0) + 1
     hardware: dict[str, dict[str, Any]] = {}
-    moved: set[int] = set()
-    slot: int | None = None
+    moved: dict[int, str] = {}  # item index -> "part.field"
     for index, item in enumerate(items):
         if not isinstance(item, Define) or item.params or counts[item.name] != 1:
             continue
@@ -58,8 +38,6 @@ def _structure_scope(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list
         cfg = hardware.setdefault(part.name, {})
         if field.name in cfg:
             continue  # a second spelling of the same field stays raw
-        if slot is not None and any(_mentions(items[j], item.name) for j in range(slot, index) if j not in moved):
-            continue
         canonical = values.emit(field.kind, value)
         if values.normalize(canonical) != values.normalize(item.value):
             continue
@@ -71,36 +49,61 @@ def _structure_scope(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list
             cfg.setdefault("verbatim", {})[field.name] = values.tokens(item.value)
         if item.comment:
             cfg.setdefault("notes", {})[field.name] = item.comment
-        moved.add(index)
-        if slot is None:
-            slot = index
-    hardware = {name: _ordered(name, _fold_parens(name, cfg)) for name, cfg in hardware.items() if cfg}
+        moved[index] = f"{part.name}.{field.name}"
+    hardware = {name: cfg for name, cfg in hardware.items() if cfg}
+    # Each run of neighbouring structured defines becomes one slot at its own place, in the board's order.
+    runs: dict[int, list[str]] = {}
+    start: int | None = None
+    for index in range(len(items)):
+        if index in moved:
+            start = index if start is None else start
+            runs.setdefault(start, []).append(moved[index])
+        else:
+            start = None
     out: list[Item] = []
     for index, item in enumerate(items):
-        if index == slot:
-            out.append(HardwareSlot(None))
+        if index in runs:
+            paths = runs[index]
+            out.extend([HardwareSlot(None, fields=tuple(paths))] if top else _local_slots(hardware, paths))
         if index in moved:
             continue
         if isinstance(item, Conditional):
-            branches = []
-            for cond, body in item.branches:
-                local, new_body = _structure_scope(body)
-                branches.append((cond, [HardwareSlot(local) if isinstance(x, HardwareSlot) else x for x in new_body]))
-            out.append(Conditional(branches))
+            branches = [(cond, _structure_scope(body, False)[1]) for cond, body in item.branches]
+            out.append(Conditional(branches, end=item.end, indent=item.indent))
         else:
             out.append(item)
-    return hardware, _merge_raw(out)
+    return hardware, out
 
 
-def _merge_raw(items: list[Item]) -> list[Item]:
-    """Join neighbouring raw runs that became adjacent when defines moved into a slot."""
-    merged: list[Item] = []
-    for item in items:
-        if isinstance(item, Raw) and merged and isinstance(merged[-1], Raw):
-            merged[-1] = Raw(merged[-1].line + "\n" + item.line)
-        else:
-            merged.append(item)
-    return merged
+def _local_slots(hardware: dict[str, dict[str, Any]], paths: list[str]) -> list[Item]:
+    """Branch-local slots for one run: a block emits part by part in written order, so a run that comes
+    back to an earlier part starts a new slot."""
+    slots: list[list[str]] = [[]]
+    for path in paths:
+        part = path.split(".")[0]
+        parts = [p.split(".")[0] for p in slots[-1]]
+        if part in parts and parts[-1] != part:
+            slots.append([])
+        slots[-1].append(path)
+    out: list[Item] = []
+    for group in slots:
+        block: dict[str, dict[str, Any]] = {}
+        for path in group:
+            part, name = path.split(".")
+            block.setdefault(part, {})[name] = hardware[part][name]
+        out.append(HardwareSlot({part: _fold_parens(part, _with_extras(hardware[part], cfg))
+                                 for part, cfg in block.items()}))
+    return out
+
+
+def _with_extras(full: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` (fields in the board's order) plus the macros/verbatim/notes entries of those fields."""
+    out = dict(cfg)
+    for extra in ("macros", "verbatim", "notes"):
+        picked = {k: v for k, v in full.get(extra, {}).items() if k in cfg}
+        if picked:
+            out[extra] = picked
+    return out
 
 
 def _fold_parens(part_name: str, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -139,18 +142,6 @@ def _registry_order(hardware: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
 
 
 def structure_header(items: list[Item]) -> tuple[dict[str, dict[str, Any]], list[Item]]:
-    """(top-level hardware, item tree with HardwareSlot markers). Defines no part can carry stay raw."""
-    hardware, out = _structure_scope(items)
-    return _registry_order(hardware), _fix_local_order(out)
-
-
-def _fix_local_order(items: list[Item]) -> list[Item]:
-    result: list[Item] = []
-    for item in items:
-        if isinstance(item, HardwareSlot) and item.values is not None:
-            result.append(HardwareSlot(_registry_order(item.values)))
-        elif isinstance(item, Conditional):
-            result.append(Conditional([(c, _fix_local_order(b)) for c, b in item.branches]))
-        else:
-            result.append(item)
-    return result
+    """(top-level hardware, item tree with slots in place). Defines no part can carry stay raw."""
+    hardware, out = _structure_scope(items, True)
+    return _registry_order({name: _ordered(name, _fold_parens(name, cfg)) for name, cfg in hardware.items()}), out

@@ -356,7 +356,8 @@ class GitContent:
         return self._show(self.head, path)
 
     def changed_paths(self) -> list[str]:
-        """Paths changed between base and head (renames reported as delete + add)."""
+        """Paths changed between base and head (renames reported as delete + add); against the work tree,
+        untracked files count too (a board file not yet added to git is a new board)."""
         args = ["git", "-C", str(self.repo), "diff", "--name-only", "--no-renames", self.base]
         if self.head is not None:
             args.append(self.head)

@@ -22,15 +22,17 @@ if TYPE_CHECKING:
     from xzbuild.parts.items import Item
 
 BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
-              "variants", "hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h"]
+              "variants", "hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end",
+              "config_h", "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf"]
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
                 "extra_cmake", "device_aec", "emote_style", "display_model", "target_default", "kconfig_extra",
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
-VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "p4x"]
+VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "sdkconfig_unprefixed", "p4x"]
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
 FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
-HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h")
+HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end", "config_h",
+                 "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf")
 SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
 MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -79,8 +81,19 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
             ck.error(key, f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
         board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
+    if "config_h_guard_end" in data:
+        board.config_h_guard_end = ck.typed(data["config_h_guard_end"], "config_h_guard_end", str, optional=True)
     if "config_h" in data:
         board.config_h = _items(ck, data["config_h"], "config_h")
+        _check_field_slots(ck, board)
+    if "config_h_columns" in data:
+        board.config_h_columns = _columns(ck, data["config_h_columns"], "config_h_columns")
+    if "config_h_comment_columns" in data:
+        board.config_h_comment_columns = _columns(ck, data["config_h_comment_columns"], "config_h_comment_columns")
+    if "config_h_crlf" in data:
+        board.config_h_crlf = ck.typed(data["config_h_crlf"], "config_h_crlf", bool) is True
+    if "config_h_final_newline" in data:
+        board.config_h_final_newline = ck.typed(data["config_h_final_newline"], "config_h_final_newline", bool) is not False
     for i, raw in enumerate(_list(ck, data.get("variants", []), "variants")):
         board.variants.extend(_variants(ck, board, raw, join("variants", i)))
     for index, variant in enumerate(board.variants):
@@ -151,6 +164,19 @@ def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
     return lines
 
 
+def _unprefixed_lines(ck: Checker, raw: Any, path: str) -> list[str]:
+    """``KEY=value`` lines upstream wrote without CONFIG_ (sdkconfig ignores them); kept verbatim so the
+    build sees what upstream's did, and `boards kconfig-check` warns about each."""
+    lines = []
+    for i, line in enumerate(ck.string_list(raw, path)):
+        if line.startswith("CONFIG_") or not re.match(r"^[A-Za-z0-9_]+=", line):
+            ck.error(join(path, i), f"{describe(line)}: expected KEY=value without CONFIG_ (lines with the prefix "
+                                    "go under sdkconfig)")
+        else:
+            lines.append(line)
+    return lines
+
+
 def _idf(ck: Checker, raw: Any, path: str) -> tuple[Any, str | None]:
     text = ck.typed(raw, path, str, optional=True)
     if text is None:
@@ -176,8 +202,10 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
     for key, value in options.items():
         if not isinstance(value, (bool, str)):
             ck.error(join(join(path, "build_options"), key), f"expected true/false or a choice string, got {describe(value)}")
-    has_append = "sdkconfig" in data
-    lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if has_append else []
+    has_append = "sdkconfig" in data or "sdkconfig_unprefixed" in data
+    lines = _sdkconfig_lines(ck, data["sdkconfig"], join(path, "sdkconfig")) if "sdkconfig" in data else []
+    if "sdkconfig_unprefixed" in data:
+        lines += _unprefixed_lines(ck, data["sdkconfig_unprefixed"], join(path, "sdkconfig_unprefixed"))
     base = Variant(board=board, kconfig=None, name=name, target=board.target, index=0, legacy_names=legacy,
                    idf_version=spec, idf_version_text=spec_text, sdkconfig_append=lines,
                    has_sdkconfig_append=has_append, build_options=dict(options), path_key=path)
@@ -199,6 +227,39 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
                    has_sdkconfig_append=has_append, build_options=dict(options), chip_variant="p4x",
                    path_key=join(path, "p4x"))
     return [base, twin]
+
+
+def _columns(ck: Checker, raw: Any, path: str) -> dict[str, list[int]]:
+    """``config_h_columns``: macro -> value column (int) or one column per occurrence (list of ints)."""
+    out: dict[str, list[int]] = {}
+    if not isinstance(raw, dict):
+        ck.error(path, f"expected a mapping of macro name -> column, got {describe(raw)}")
+        return out
+    for name, value in raw.items():
+        sub = join(path, str(name))
+        cols = value if isinstance(value, list) else [value]
+        if not MACRO_RE.match(str(name)):
+            ck.error(sub, f"{describe(name)} is not a C macro name", key=True)
+        elif not cols or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 200 for c in cols):
+            ck.error(sub, f"expected a column 0..200 or a list of them, got {describe(value)}")
+        else:
+            out[str(name)] = list(cols)
+    return out
+
+
+def _check_field_slots(ck: Checker, board: Board) -> None:
+    """Each ``part.field`` a ``hardware: [...]`` slot names is set in ``hardware`` and named only once."""
+    from xzbuild.parts import named_fields
+
+    seen: set[str] = set()
+    for path in named_fields(board.config_h):
+        part, _, name = path.partition(".")
+        if path in seen:
+            ck.error("config_h", f"hardware field {path} is placed twice; keep one 'hardware' entry for it")
+        elif name not in board.hardware.get(part, {}):
+            ck.error("config_h", f"a hardware slot names {path} but hardware.{part}.{name} is not set; set it or "
+                                 "drop it from the slot")
+        seen.add(path)
 
 
 def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
@@ -234,7 +295,9 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
             if text is not None:
                 out.append(Include(text) if kind == "include" else Raw(text))
         elif kind == "branches":
-            ck.mapping(item, sub, ["branches"])
+            ck.mapping(item, sub, ["branches", "end", "indent"])
+            end = ck.typed(item.get("end"), join(sub, "end"), str, optional=True)
+            indent = ck.typed(item.get("indent", 0), join(sub, "indent"), int) or 0
             branches: list[tuple[str | None, list[Item]]] = []
             for j, branch in enumerate(_list(ck, item["branches"], join(sub, "branches"))):
                 bpath = join(join(sub, "branches"), j)
@@ -250,7 +313,10 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
                     continue
                 branches.append((None if when == "else" else when, _items(ck, bdata.get("items", []), join(bpath, "items"))))
             if branches:
-                out.append(Conditional(branches))
+                out.append(Conditional(branches, end=end, indent=indent))
+        elif kind == "hardware" and isinstance(item.get("hardware"), list):
+            ck.mapping(item, sub, ["hardware"])
+            out.append(HardwareSlot(None, fields=tuple(_field_paths(ck, item["hardware"], join(sub, "hardware")))))
         elif kind == "hardware":
             from xzbuild.parts import check_hardware
 
@@ -258,6 +324,21 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
             out.append(HardwareSlot(check_hardware(ck, item["hardware"], join(sub, "hardware"))))
         else:
             ck.error(sub, f"unknown config.h item '{kind}'; use define, include, raw, branches or hardware", key=True)
+    return out
+
+
+def _field_paths(ck: Checker, raw: list[Any], path: str) -> list[str]:
+    """``[audio.input_sample_rate, ...]``: top-level hardware fields emitted at this place, in this order."""
+    from xzbuild.parts import PARTS
+
+    out = []
+    for i, text in enumerate(raw):
+        part, _, name = str(text).partition(".")
+        if not isinstance(text, str) or part not in PARTS or PARTS[part].field(name) is None:
+            ck.error(join(path, i), f"{describe(text)} is not a hardware field; write <part>.<field>, e.g. "
+                                    "audio.input_sample_rate")
+        else:
+            out.append(text)
     return out
 
 

@@ -25,12 +25,19 @@ def _item_schema() -> dict[str, Any]:
             {"type": "object", "additionalProperties": False, "required": ["raw"],
              "properties": {"raw": {"type": "string"}}},
             {"type": "object", "additionalProperties": False, "required": ["hardware"],
-             "properties": {"hardware": {"$ref": "#/$defs/hardware"}}},
+             "properties": {"hardware": {"oneOf": [
+                 {"$ref": "#/$defs/hardware"},
+                 {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9_]+\.[a-z0-9_]+$"},
+                  "description": "Top-level hardware fields (part.field) emitted at this place, in this order."},
+             ]}}},
             {"type": "object", "additionalProperties": False, "required": ["branches"],
              "properties": {"branches": {"type": "array", "minItems": 1, "items": {
                  "type": "object", "additionalProperties": False, "required": ["when"],
                  "properties": {"when": {"type": "string", "pattern": "^(if|ifdef|ifndef|elif) .+|else$"},
-                                "items": items_ref}}}}},
+                                "items": items_ref}}},
+                 "end": {"type": "string", "description": "Text after #endif (a comment)."},
+                 "indent": {"type": "integer", "minimum": 0,
+                            "description": "Spaces before each directive inside the branches."}}},
         ]
     }
 
@@ -50,6 +57,9 @@ def board_schema() -> dict[str, Any]:
             "sdkconfig": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_]+$"},
                           "additionalProperties": {"type": ["string", "integer"]},
                           "description": "sdkconfig_append as an ordered map, keys without CONFIG_."},
+            "sdkconfig_unprefixed": {"type": "array", "items": {"type": "string", "pattern": "^(?!CONFIG_)[A-Za-z0-9_]+="},
+                                     "description": "Lines upstream wrote without CONFIG_ (ignored by sdkconfig), "
+                                                    "kept verbatim; `boards kconfig-check` warns about them."},
             "p4x": {"type": "object", "additionalProperties": False, "required": ["name"],
                     "description": "ESP32-P4X (rev >= 3) twin; the entry itself is the rev < 3 build.",
                     "properties": {"name": _IDENT, "idf_version": _IDF,
@@ -95,7 +105,20 @@ def board_schema() -> dict[str, Any]:
                                   "description": "Flash/PSRAM pins of the chip that this board's module leaves "
                                                  "free and uses anyway (silences the warning)."},
             "config_h_guard": {"type": "string"},
+            "config_h_guard_end": {"type": "string", "description": "Text after the guard's #endif."},
             "config_h": {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}},
+            "config_h_crlf": {"type": "boolean", "description": "true: the header has CRLF line endings."},
+            "config_h_final_newline": {"type": "boolean", "description": "false: the header ends without a newline."},
+            "config_h_comment_columns": {
+                "type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "description": "Column of a macro's trailing comment as the board aligned it (one per occurrence).",
+                "additionalProperties": {"oneOf": [{"type": "integer", "minimum": 0},
+                                                   {"type": "array", "items": {"type": "integer", "minimum": 0}}]}},
+            "config_h_columns": {
+                "type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "description": "Value column of a macro's #define as the board aligned it (one per occurrence).",
+                "additionalProperties": {"oneOf": [{"type": "integer", "minimum": 0},
+                                                   {"type": "array", "items": {"type": "integer", "minimum": 0}}]}},
         },
         "$defs": {
             "config_h_item": _item_schema(),

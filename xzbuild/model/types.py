@@ -133,6 +133,12 @@ class Board:
     acknowledged_pins: list[int] = field(default_factory=list)  # flash/PSRAM pins the board really uses
     config_h: list[Item] = field(default_factory=list)
     config_h_guard: str | None = None
+    config_h_guard_end: str | None = None  # text after the guard's #endif, e.g. "// _BOARD_CONFIG_H_"
+    # Macro -> the value column the board's header used, one per occurrence (last one repeats).
+    config_h_columns: dict[str, list[int]] = field(default_factory=dict)
+    config_h_comment_columns: dict[str, list[int]] = field(default_factory=dict)  # same, for trailing comments
+    config_h_final_newline: bool = True  # False: the board's header ends without a newline
+    config_h_crlf: bool = False  # True: the board's header has Windows line endings
     has_config_json: bool = True
     # False when loaded for the matrix only (load_boards(hardware=False)): hardware, shared_gpios and the
     # config.h tree were syntax-checked but not built, so they are empty here.

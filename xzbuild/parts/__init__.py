@@ -6,6 +6,7 @@ the C preprocessor; ``macro_coverage(board_set)`` counts macro instances carried
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item, Raw, render_items
@@ -141,13 +142,63 @@ def emit_hardware(hardware: dict[str, dict[str, Any]]) -> list[Item]:
     return items
 
 
-def _expand(items: list[Item], board: Board) -> list[Item]:
+def emit_in_order(hardware: dict[str, dict[str, Any]], paths: list[str] | tuple[str, ...] | None = None) -> list[Item]:
+    """Defines for ``paths`` (``part.field``) in that order; None = every field in the block's own order
+    (parts and fields as written), so a branch-local block keeps the board's macro order."""
+    by_path: dict[str, Define] = {}
+    for name, cfg in hardware.items():
+        if name in PARTS:
+            for macro, text, comment, field in PARTS[name].emit(cfg):
+                by_path[field] = Define(macro, text, comment, None, field)
+    if paths is None:
+        paths = [f"{name}.{key}" for name, cfg in hardware.items() for key in cfg if f"{name}.{key}" in by_path]
+    return [by_path[p] for p in paths if p in by_path]
+
+
+def named_fields(items: list[Item]) -> list[str]:
+    """``part.field`` paths the top-level field-list slots of a tree name, in order."""
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, HardwareSlot) and item.values is None and item.fields is not None:
+            out.extend(item.fields)
+        elif isinstance(item, Conditional):
+            for _, body in item.branches:
+                out.extend(named_fields(body))
+    return out
+
+
+def _expand(items: list[Item], board: Board, claimed: set[str]) -> list[Item]:
     out: list[Item] = []
     for item in items:
-        if isinstance(item, HardwareSlot):
-            out.extend(emit_hardware(board.hardware if item.values is None else item.values))
+        if isinstance(item, HardwareSlot) and item.values is None and item.fields is not None:
+            out.extend(emit_in_order(board.hardware, item.fields))
+        elif isinstance(item, HardwareSlot) and item.values is None:
+            rest = {name: {k: v for k, v in cfg.items() if f"{name}.{k}" not in claimed}
+                    for name, cfg in board.hardware.items()}
+            out.extend(emit_hardware(rest))
+        elif isinstance(item, HardwareSlot):
+            assert item.values is not None
+            out.extend(emit_in_order(item.values))
         elif isinstance(item, Conditional):
-            out.append(Conditional([(cond, _expand(body, board)) for cond, body in item.branches]))
+            out.append(replace(item, branches=[(cond, _expand(body, board, claimed)) for cond, body in item.branches]))
+        else:
+            out.append(item)
+    return out
+
+
+def _aligned(items: list[Item], columns: dict[str, list[int]], comments: dict[str, list[int]],
+             seen: dict[str, int]) -> list[Item]:
+    """Apply the board's ``config_h_columns`` / ``config_h_comment_columns`` (macro -> column, one per
+    occurrence, the last one repeating) in emission order."""
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, Define) and (item.name in columns or item.name in comments):
+            n = seen.get(item.name, 0)
+            seen[item.name] = n + 1
+            cols, notes = columns.get(item.name, [0]), comments.get(item.name, [0])
+            out.append(replace(item, column=cols[min(n, len(cols) - 1)], comment_column=notes[min(n, len(notes) - 1)]))
+        elif isinstance(item, Conditional):
+            out.append(replace(item, branches=[(c, _aligned(body, columns, comments, seen)) for c, body in item.branches]))
         else:
             out.append(item)
     return out
@@ -157,7 +208,7 @@ def count_hardware_markers(items: list[Item]) -> int:
     """How many top-level ``hardware`` markers the tree holds (a valid board has at most one)."""
     count = 0
     for item in items:
-        if isinstance(item, HardwareSlot) and item.values is None:
+        if isinstance(item, HardwareSlot) and item.values is None and item.fields is None:
             count += 1
         elif isinstance(item, Conditional):
             count += sum(count_hardware_markers(body) for _, body in item.branches)
@@ -175,12 +226,28 @@ def with_marker(items: list[Item]) -> list[Item]:
     return [*items[:at], HardwareSlot(None), *items[at:]]
 
 
+_META_KEYS = ("macros", "parens", "verbatim", "notes")
+
+
+def _marked(board: Board) -> tuple[list[Item], set[str]]:
+    """The board's tree with a top-level marker when some field has no slot, and the fields slots name."""
+    claimed = set(named_fields(board.config_h))
+    unplaced = [f"{p}.{k}" for p, cfg in board.hardware.items() for k in cfg
+                if k not in _META_KEYS and f"{p}.{k}" not in claimed]
+    items = with_marker(board.config_h) if unplaced or not claimed else board.config_h
+    return items, claimed
+
+
 def emit_config_h(board: Board) -> list[Item]:
     """The board's config.h as an Item tree (structured fields expanded with the board's macro spelling)."""
-    body = _expand(with_marker(board.config_h), board)
+    items, claimed = _marked(board)
+    body = _expand(items, board, claimed)
+    columns, comments = getattr(board, "config_h_columns", {}), getattr(board, "config_h_comment_columns", {})
+    if columns or comments:
+        body = _aligned(body, columns, comments, {})
     if board.config_h_guard:
         guard = board.config_h_guard
-        return [Conditional([(f"ifndef {guard}", [Define(guard), *body])])]
+        return [Conditional([(f"ifndef {guard}", [Define(guard), *body])], end=board.config_h_guard_end)]
     return body
 
 
@@ -197,7 +264,8 @@ def macro_instances(board: Board) -> dict[str, bool]:
                 for _, body in item.branches:
                     walk(body)
 
-    walk(_expand(with_marker(board.config_h), board))
+    items, claimed = _marked(board)
+    walk(_expand(items, board, claimed))
     return seen
 
 
