@@ -15,7 +15,7 @@ from assets_gen.emoji import EmojiFile
 from assets_gen.index import FontMeta, Multinet, Theme, make_index
 from assets_gen.names import check_name, walk_files
 from assets_gen.srmodels import SrModel, pack_srmodels
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 SRMODELS = "srmodels.bin"
 INDEX = "index.json"

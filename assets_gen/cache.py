@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from xzbuild.fsutil import atomic_write_bytes
+from xzbuild.core.fsutil import atomic_write_bytes
 
 DEFAULT_DIR = Path(".xzbuild-cache") / "assets"
 _file_digests: dict[tuple[str, int, int], str] = {}

@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 DATA = Path(__file__).parent / "data"
 CHARSET_FILES = {"common": DATA / "charset_common.json", "basic": DATA / "charset_basic.json"}

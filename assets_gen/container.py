@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from assets_gen.names import FIELD_LEN, check_name, field_name, pad_name
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 HEADER = struct.Struct("<III")
 ENTRY = struct.Struct("<32sIIHH")

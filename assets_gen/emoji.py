@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assets_gen.names import check_name, walk_files
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
     from PIL.Image import Image

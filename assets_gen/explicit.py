@@ -23,7 +23,7 @@ from assets_gen.image import load_background
 from assets_gen.index import FontMeta, Multinet, Theme
 from assets_gen.srmodels import load_model_dir
 from assets_gen.wakeword import multinet_language
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 LIGHT = Theme("#000000", "#FFFFFF", "background_light.raw")
 DARK = Theme("#FFFFFF", "#000000", "background_dark.raw")
@@ -108,7 +108,7 @@ def spec_from_inputs(inp: ExplicitInputs) -> BundleSpec:
 def build_explicit(inp: ExplicitInputs, output: Path) -> Bundle:
     """Build, self-check and atomically write one bundle; returns it."""
     from assets_gen.inspect import inspect_bundle
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     bundle = assemble(spec_from_inputs(inp))
     size = parse_size(inp.partition_size) if inp.partition_size else None

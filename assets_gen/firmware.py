@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 ESP_SR = "esp-sr"
 OTTO_GIF = "otto-emoji-gif-component"

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
     from assets_gen.font.cbin_reader import CbinFont

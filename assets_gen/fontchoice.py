@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assets_gen.plan import Overrides, VariantPlan
 from assets_gen.textfont import FontProfile
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def basic_fallback(plan: VariantPlan, ov: Overrides) -> VariantPlan | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
     from PIL.Image import Image

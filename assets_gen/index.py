@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 BUNDLE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")

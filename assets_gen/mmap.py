@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass
 
 from assets_gen.container import byte_sum
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 MAGIC = b"MMAP"
 V2_VERSION = 0x00010000

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 FIELD_LEN = 32
 MAX_NAME_BYTES = FIELD_LEN - 1
@@ -61,7 +61,7 @@ def walk_files(directory: Path) -> list[Path]:
     found = []
     for p in directory.rglob("*"):
         if p.is_symlink() and not p.resolve().is_relative_to(root):
-            from xzbuild.errors import Location, UserError
+            from xzbuild.core.errors import Location, UserError
 
             raise UserError(f"symbolic link to {p.resolve()} points outside {directory}; copy the file into the "
                             "directory instead", Location(str(p)))

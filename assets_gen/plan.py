@@ -20,7 +20,7 @@ from assets_gen.flashmode import flash_assets
 from assets_gen.index import Multinet
 from assets_gen.textfont import FontProfile, profile_for
 from assets_gen.wakeword import WakeWordPlan, config_from_assignments, plan_from_config
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, Variant

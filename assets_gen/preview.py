@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assets_gen.container import read_container
 from assets_gen.index import ci_get
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
     from PIL.Image import Image

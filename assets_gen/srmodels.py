@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assets_gen.names import FIELD_LEN, check_name, field_name, pad_name
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 MODEL_INFO = "_MODEL_INFO_"
 _U32 = struct.Struct("<I")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 NOTO_CJK = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
 NOTO_CJK_SC_FACE = 2  # faces: 0 JP, 1 KR, 2 SC, 3 TC, 4 HK

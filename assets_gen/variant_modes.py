@@ -13,7 +13,7 @@ from assets_gen.cache import Cache, make_key
 from assets_gen.expression.load import Layers
 from assets_gen.inputs import InputDirs
 from assets_gen.plan import VariantPlan
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 class MissingInput(Exception):

@@ -27,7 +27,7 @@ from assets_gen.inputs import InputDirs
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.textfont import FontProfile, check_source, default_charset
 from assets_gen.wakeword import reserved_size
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 BUILDER_VERSION = "3"  # bump when member bytes would change for the same inputs
 
@@ -102,7 +102,7 @@ def _unchanged(out_dir: Path, name: str, key: str) -> dict[str, Any] | None:
 def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) -> VariantResult:
     """Make (or recognise as unchanged) one variant's bundle and write it with its report."""
     from assets_gen.inspect import inspect_bundle
-    from xzbuild.fsutil import atomic_write_text, write_if_changed
+    from xzbuild.core.fsutil import atomic_write_text, write_if_changed
 
     result = VariantResult(plan.name, "ok", partition_size=plan.partition_size, notes=list(plan.notes))
     if plan.skip:
@@ -162,7 +162,7 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
 def _build_mode(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str, result: VariantResult) -> VariantResult:
     """Custom and expression bundles: made by :mod:`assets_gen.variant_modes`, written like the others."""
     from assets_gen.variant_modes import MissingInput, make_custom, make_expression
-    from xzbuild.fsutil import atomic_write_text, write_if_changed
+    from xzbuild.core.fsutil import atomic_write_text, write_if_changed
 
     target = out_dir / plan.name / "assets.bin"
     previous = _unchanged(out_dir, plan.name, key)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from assets_gen.index import Multinet
 from assets_gen.srmodels import SrModel, load_model_dir
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 _AFE_TARGETS = ("esp32s3", "esp32p4", "esp32s31")
 _ESP_TARGETS = ("esp32c3", "esp32c5", "esp32c6")

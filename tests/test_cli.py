@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from xzbuild import __version__
 from xzbuild.cli.main import cli, main
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 
 def test_version() -> None:

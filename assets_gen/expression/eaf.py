@@ -15,7 +15,7 @@ import struct
 
 from PIL import Image
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def _rle(data: bytes) -> bytes:

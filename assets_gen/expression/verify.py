@@ -78,7 +78,7 @@ def detect_expression(data: bytes, name_length: int | None = None) -> Expression
 
     The 2.0 layout says so by its magic; the 1.x layout is recognised by its index (icons, layout or
     ``eaf`` emotions), trying the given name length or else 32 and the packer's default 16."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     if data[:4] == b"MMAP":
         return verify_expression(data, name_length or 32)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from assets_gen.font.cbin_writer import CMAP_SIZE, DSC_SIZE, GLYPH_DSC_SIZE, HEADER_SIZE
 from assets_gen.font.cmap_plan import FORMAT0_FULL, FORMAT0_TINY, SPARSE_FULL, SPARSE_TINY
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 CMAP_FORMAT_NAMES = {FORMAT0_FULL: "format0_full", SPARSE_FULL: "sparse_full",
                      FORMAT0_TINY: "format0_tiny", SPARSE_TINY: "sparse_tiny"}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assets_gen.font.cmap_plan import FORMAT0_FULL, FORMAT0_TINY, SPARSE_TINY, plan_subtables
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 HEADER_SIZE = 36
 DSC_SIZE = 24

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 MAX_CODE = 0x10FFFF
 _POINT = re.compile(r"^(?:0x([0-9a-f]+)|([0-9]+))$", re.IGNORECASE)

@@ -18,7 +18,7 @@ from assets_gen.font.cbin_reader import read_cbin
 from assets_gen.font.cbin_writer import GlyphRecord, build_cbin, jsround, pack_coverage
 from assets_gen.font.charset import CodeGroup, charset_file_group, parse_ranges, symbols_group
 from assets_gen.font.kerning import extract_kerning, opentype_glyph_ids
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 VALID_BPP = (1, 2, 4, 8)
 MAX_SIZE = 300

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assets_gen.font import grays
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 # Load flags (freetype.h). TARGET_x = (render mode & 15) << 16.
 FT_LOAD_RENDER = 1 << 2

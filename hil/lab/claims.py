@@ -18,7 +18,7 @@ from typing import Protocol
 
 from hil.lab.lease import Lease, LeaseKeeper, LeaseStore, default_holder, new_run_id
 from hil.lab.runner import Assignment, BoardResult, terminate_children
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 @dataclass

@@ -31,7 +31,7 @@ import yaml
 
 from hil.lab.labgrid_backend import Coordinator
 from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 class PowerSwitch:

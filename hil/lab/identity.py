@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.lab.inventory import LabBoard, mb
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 FLASH_SIZE_BY_ID = {0x14: "1MB", 0x15: "2MB", 0x16: "4MB", 0x17: "8MB", 0x18: "16MB", 0x19: "32MB", 0x1A: "64MB",
                     0x1B: "128MB"}

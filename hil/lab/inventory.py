@@ -14,8 +14,8 @@ from typing import Any
 
 import jsonschema
 
-from xzbuild.errors import Location, UserError, UserErrors
-from xzbuild.model.yamlmarks import MarkedDoc, join, load_marked
+from xzbuild.core.errors import Location, UserError, UserErrors
+from xzbuild.core.yamlmarks import MarkedDoc, join, load_marked
 
 CHIPS = ["esp32", "esp32s2", "esp32s3", "esp32c2", "esp32c3", "esp32c5", "esp32c6", "esp32c61", "esp32h2", "esp32p4"]
 SIZE = r"^[0-9]+(MB|KB)$"

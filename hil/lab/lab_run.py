@@ -13,7 +13,7 @@ from hil.lab.identity import BuildFacts
 from hil.lab.inventory import Lab
 from hil.lab.lease import LeaseStore, default_holder
 from hil.lab.runner import BoardResult, lab_assignments, run_board
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def run_lab(inv: Lab, found: list[BuildFacts], board_ids: list[str], out_dir: Path, jobs: int, wait: float,

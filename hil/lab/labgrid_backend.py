@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from hil.lab.inventory import CHIPS, SIZE, LabBoard
 from hil.lab.lease import process_alive
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 # gRPC's fork handlers would log a warning for every suite process `hil run` forks while the client's
 # threads are in gRPC; the children never use gRPC, so the handlers are not needed.

@@ -39,7 +39,7 @@ from hil.lab.labgrid_backend import (
     stale_reason,
 )
 from hil.lab.runner import Assignment, free_port
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def labgrid_client_command(address: str, place: str, *args: str) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from hil.lab.identity import Detected, check_inventory, probe
 from hil.lab.labgrid_backend import Coordinator, PlaceView, board_from_place, is_xzbuild_place, stale_reason
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def holder_text(place: PlaceView) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from xzbuild.fsutil import atomic_write_text
+from xzbuild.core.fsutil import atomic_write_text
 
 
 @dataclass

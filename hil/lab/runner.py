@@ -27,8 +27,8 @@ from hil.lab.identity import BuildFacts, check_identity, probe, read_build
 from hil.lab.inventory import Lab, LabBoard
 from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
 from hil.vboard.chip import make_chip
-from xzbuild.errors import UserError
-from xzbuild.fsutil import atomic_write_text
+from xzbuild.core.errors import UserError
+from xzbuild.core.fsutil import atomic_write_text
 from xzbuild.junitxml import conform
 
 SUITE = Path(__file__).resolve().parents[1] / "tests"

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 TOPIC_ROOT = "xiaozhi"
 POOL_BATCH = 256

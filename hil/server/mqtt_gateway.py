@@ -25,7 +25,7 @@ from hil.server.context import ServerContext
 from hil.server.mqtt_broker import TOPIC_ROOT, BrokerAddress, MosquittoBroker, device_key, device_topics
 from hil.server.mqtt_session import MqttLink, MqttSession, peek_type
 from hil.server.udp_audio import UdpAudioEndpoint
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 log = logging.getLogger("hil.server")
 

@@ -17,7 +17,7 @@ from typing import Any
 from hil.protocol import messages
 from hil.protocol.opus import OPUS_RATES
 from hil.protocol.ota import check_nvs_section
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 # preset → (sections in the 200 reply, HTTP status, malformed body)
 OTA_PRESETS: dict[str, tuple[tuple[str, ...], int, bool]] = {

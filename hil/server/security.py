@@ -76,7 +76,7 @@ def make_self_signed(directory: str | Path, hostnames: list[str] | None = None, 
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     names = ["localhost", "127.0.0.1", "::1", *(hostnames or [])]
     san: list[x509.GeneralName] = []

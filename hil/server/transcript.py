@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from xzbuild.fsutil import atomic_open
+from xzbuild.core.fsutil import atomic_open
 
 log = logging.getLogger("hil.server")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")

@@ -15,7 +15,7 @@ from typing import Any
 from hil.vboard import otadata
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
-from xzbuild.build.images import parse_app_desc
+from xzbuild.core.images import parse_app_desc
 
 IMAGE_MAGIC = 0xE9
 TABLE_OFFSET = 0x8000

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from xzbuild.fsutil import atomic_write_bytes
+from xzbuild.core.fsutil import atomic_write_bytes
 
 SECTOR = 0x1000
 

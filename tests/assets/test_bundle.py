@@ -14,7 +14,7 @@ from assets_gen.container import read_container
 from assets_gen.explicit import ExplicitInputs, build_explicit, parse_size, spec_from_inputs
 from assets_gen.index import FontMeta
 from assets_gen.inspect import inspect_bundle
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assets_gen.container import ENTRY, HEADER, checksum16, pack_container, read_container
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def _members(data: bytes) -> list[tuple[str, bytes]]:

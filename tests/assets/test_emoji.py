@@ -18,7 +18,7 @@ from assets_gen.emoji import (
     render_font_collection,
     resize_collection,
 )
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 FIXTURE_PILLOW = ("13.0.0", "2.14.3", "1.2.13")  # Pillow, its FreeType, zlib used for the fixture PNGs
 

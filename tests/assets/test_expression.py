@@ -84,7 +84,7 @@ def test_short_name_length_cuts_names(tmp_path: Path, real_members: dict[str, by
 )
 def test_bad_component_is_one_clear_error(tmp_path: Path, real_members: dict[str, bytes], break_it,  # type: ignore[no-untyped-def]
                                           message: str) -> None:
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     comp = make_component(tmp_path / "c", real_members)
     break_it(comp)

@@ -16,7 +16,7 @@ from assets_gen.image import (
     read_cbin_image,
     rgb565,
 )
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def test_header_and_pixels() -> None:

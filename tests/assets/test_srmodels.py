@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assets_gen.srmodels import load_model_dir, pack_srmodels, read_srmodels
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def test_pack_matches_reference(shared_fixtures: Path, model_dir: Path) -> None:

@@ -82,7 +82,7 @@ def test_font_too_big_for_the_partition_falls_back_to_its_basic_charset(
     alone is 1.5 MB, so the bundle carries the named font's own basic charset (xiaozhi-fonts' rule)."""
     from assets_gen.charsets import basic_charset
     from assets_gen.fontcheck import check_cbin_font
-    from xzbuild.errors import Location
+    from xzbuild.core.errors import Location
 
     _, cache, _ = built
     [r] = build_variants(repo_root / "boards", ["waveshare-esp32-touch-lcd-3.5"], False, tmp_path, Overrides(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assets_gen.wakeword import effective_config, plan_from_config, reserved_size
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 WN9S = "CONFIG_SR_WN_WN9S_NIHAOXIAOZHI=y"
 WN9 = "CONFIG_SR_WN_WN9_NIHAOXIAOZHI_TTS=y"

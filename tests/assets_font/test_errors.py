@@ -10,7 +10,7 @@ import pytest
 
 from assets_gen.font import FontOptions, collect_groups, convert_font_file, parse_ranges
 from xzbuild.cli.main import main
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 

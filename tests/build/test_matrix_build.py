@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from tests.build.firmware import make_project, standin_env
-from xzbuild.build.images import verify_image
+from xzbuild.core.images import verify_image
 from xzbuild.build.results import BuildStatus, read_records
 from xzbuild.build.webtools import MANIFEST_SCHEMA
 from xzbuild.cli.main import main
@@ -306,7 +306,7 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
     from tests.standin.images import make_app_image
     from xzbuild.build.job import BuildJob
     from xzbuild.build.release import release_variant
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-esp32-128x32") == 0
     obj = next(project.cache.glob("objects/*/*"))
@@ -330,7 +330,7 @@ def test_merged_image_is_checked_against_its_parts_and_made_when_missing(project
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from xzbuild.build.job import BuildJob
     from xzbuild.build.release import release_variant
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-wifi-128x64") == 0
     obj = next(project.cache.glob("objects/*/*"))

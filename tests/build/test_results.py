@@ -18,7 +18,7 @@ from xzbuild.build.results import (
     write_records,
 )
 from xzbuild.build.runner import first_error
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 
 def rec(name: str, status: BuildStatus, **kw: object) -> BuildRecord:

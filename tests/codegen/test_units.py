@@ -15,7 +15,7 @@ from xzbuild.codegen.cpp_equiv import compare_headers, gcc_path
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
 from xzbuild.codegen.natural import natural_label_key, sort_labels_naturally
 from xzbuild.codegen.tables import BoardTypeRow, rewrite_dependency_list, splice_cmake, splice_kconfig
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 from .conftest import CMAKE, KCONFIG
 

@@ -17,7 +17,7 @@ import pytest
 from hil.lab.identity import Detected, check_identity, read_build
 from hil.lab.inventory import load_lab
 from hil.lab.lease import LeaseStore
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
 
 GOOD = """\
 version: 1

@@ -26,7 +26,7 @@ from hil.lab.export import running_coordinator, start_virtual_lab
 from hil.lab.inventory import load_lab
 from hil.lab.labgrid_backend import Coordinator, PlaceView, board_from_place, dead_run_owner, stale_reason
 from hil.lab.virtual import VirtualSpec
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
 
 REPO = Path(__file__).resolve().parents[2]
 PLACES = ["lg-1", "lg-2", "lg-3"]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.matrix.conftest import make_entry
 from xzbuild.cli.main import cli
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.matrix.github import INCLUDE_KEYS, MAX_JOBS, assign_idf, github_matrix
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"

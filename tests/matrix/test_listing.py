@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from xzbuild.cli.main import cli
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.matrix import Status, list_variants
 from xzbuild.matrix.listing import summarize
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.matrix.conftest import make_entry
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.matrix.shard import TARGET_WEIGHTS, CostModel, apply_shard, parse_shard, partition
 
 TARGETS = sorted(TARGET_WEIGHTS)

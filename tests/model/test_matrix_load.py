@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from tests.model.factory import WIFI_BOARD, make_board_tree
 from tests.model.test_validation_table import CASES
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
+from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model import load_boards
 from xzbuild.model.boardfile import HARDWARE_KEYS
-from xzbuild.model.yamlmarks import load_marked
 
 # Table cases whose error lives in hardware, shared_gpios, config.h or the partition fit: not the matrix's.
 HARDWARE_CASES = {"bad-width", "unknown-part-field", "unknown-part", "bad-macro-spelling", "gpio-twice",

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.model.factory import make_board_tree
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.model import load_boards
 
 REPO = Path(__file__).resolve().parents[2]

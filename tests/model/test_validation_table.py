@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.model.factory import make_board_tree
-from xzbuild.errors import UserErrors
+from xzbuild.core.errors import UserErrors
 from xzbuild.model import load_boards
 
 WIFI = "demo-wifi.yaml"
@@ -156,7 +156,7 @@ def test_valid_tree_loads(tmp_path: Path, repo_root: Path) -> None:
 
 
 def test_unknown_board_suggests(tmp_path: Path) -> None:
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     bs = load_boards(make_board_tree(tmp_path))
     with pytest.raises(UserError, match="did you mean demo-wifi"):

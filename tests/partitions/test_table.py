@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
 from xzbuild.partitions import (
     APP,
     DATA,

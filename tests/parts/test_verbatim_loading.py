@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.model.factory import make_board_tree
-from xzbuild.errors import UserErrors
+from xzbuild.core.errors import UserErrors
 from xzbuild.model import load_boards
 from xzbuild.parts import emit_config_h, render_items
 

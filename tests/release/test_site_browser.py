@@ -18,7 +18,7 @@ from tests.build.firmware import REPO
 from tests.release import browser as br
 from tests.release.factory import build_release, site_args
 from xzbuild.cli.main import main
-from xzbuild.fsutil import write_if_changed
+from xzbuild.core.fsutil import write_if_changed
 
 DOCS = REPO / "docs"
 

@@ -15,7 +15,7 @@ from hil.protocol.opus import tone_frames
 from hil.server import Limits, ReferenceServer, load_scenario
 from hil.server.fuzzing import run_fuzz
 from hil.server.probe import ProbeDevice
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 FAST = {"turns": [{"after_audio_s": 0.12, "sentences": ["One."], "audio": "tone"}], "mcp": {"enabled": False}}
 

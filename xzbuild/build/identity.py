@@ -74,7 +74,7 @@ def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allo
     from xzbuild.codegen import writer
     from xzbuild.codegen.kconfig_check import KconfigEvaluator
     from xzbuild.codegen.plan import build_plan
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     result = Preflight()
     kconfig_path = firmware / KCONFIG
@@ -246,8 +246,8 @@ def version_of(text: str) -> str | None:
 
 def app_problems(job: BuildJob, build: Path, project_name: str) -> list[str]:
     """The app descriptor against what was asked for: project name, PROJECT_VER, ESP-IDF version."""
-    from xzbuild.build.images import inspect_image
-    from xzbuild.errors import UserError
+    from xzbuild.core.images import inspect_image
+    from xzbuild.core.errors import UserError
 
     try:
         args = json.loads((build / "flasher_args.json").read_text(encoding="utf-8"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild import __version__
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.matrix import MatrixEntry
@@ -170,7 +170,7 @@ class TreeDigest:
     def save(self) -> None:
         """Persist the stat cache (atomically) if anything was hashed."""
         if self._dirty and self.stat_cache_path is not None:
-            from xzbuild.fsutil import atomic_write_text
+            from xzbuild.core.fsutil import atomic_write_text
 
             atomic_write_text(self.stat_cache_path, json.dumps(self._stat, sort_keys=True))
             self._dirty = False

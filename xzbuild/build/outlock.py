@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 LOCK_NAME = ".xzbuild.lock"
 

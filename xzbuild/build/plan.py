@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from xzbuild.build.job import BuildJob
 from xzbuild.build.pool import BuildOptions
 from xzbuild.build.runner import Runner
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.matrix import MatrixEntry

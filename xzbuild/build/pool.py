@@ -31,8 +31,8 @@ from xzbuild.build.release import (
 )
 from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, read_records, write_records
 from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import atomic_write_text
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import atomic_write_text
 
 
 @dataclass

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xzbuild.build.images import verify_image
+from xzbuild.core.images import verify_image
 from xzbuild.build.job import BuildJob
 from xzbuild.build.webtools import (
     CHIP_FAMILIES,
@@ -35,8 +35,8 @@ from xzbuild.build.webtools import (
     update_manifest,
     validate_manifest,
 )
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import atomic_open, atomic_write_text
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import atomic_open, atomic_write_text
 
 RELEASE_RECORD = "release.json"
 RELEASES_DIR = "releases"  # where upstream's build.py --zip puts the archives

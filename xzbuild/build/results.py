@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import read_user_text
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import read_user_text
 
 
 class BuildStatus(enum.StrEnum):
@@ -76,7 +76,7 @@ class BuildRecord:
 
 def write_records(path: Path, records: Iterable[BuildRecord]) -> None:
     """Write JSON lines sorted by full_name, atomically."""
-    from xzbuild.fsutil import atomic_write_text
+    from xzbuild.core.fsutil import atomic_write_text
 
     atomic_write_text(path, "".join(r.to_json() + "\n" for r in sorted(records, key=lambda r: r.full_name)))
 

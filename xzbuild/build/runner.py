@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild.build.job import BuildJob
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 FRAGMENT_NAME = "xzbuild.sdkconfig.defaults"
 OBJECT_RECORD = "xzbuild-object.json"

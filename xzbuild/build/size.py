@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 REGIONS = ("flash_code", "flash_data", "iram", "dram", "diram")
 

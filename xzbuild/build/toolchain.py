@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from xzbuild.build.job import idf_version_from_tree
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 RUNNERS = "local, docker:IMAGE or standin"
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -80,7 +80,7 @@ def reported_version(mode: str, cache_root: Path) -> tuple[str | None, str]:
 
 def _asked_version(exe: tuple[str, ...], script: Path, cache_root: Path) -> str:
     """``idf.py --version``, remembered per idf.py file (path, size, mtime): a no-op rebuild starts no idf.py."""
-    from xzbuild.fsutil import atomic_write_text
+    from xzbuild.core.fsutil import atomic_write_text
 
     st = script.stat()
     stamp = [str(script), st.st_size, st.st_mtime_ns, os.environ.get("IDF_PATH", "")]

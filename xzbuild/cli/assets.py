@@ -59,7 +59,7 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
               custom_wake_word: str | None, threshold: int, extra_files: Path | None,
               partition_size: str | None, cache_dir: Path | None, as_json: bool) -> None:
     """Build assets.bin: for VARIANTs / --all from the board model, or one bundle from explicit inputs (-o)."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     explicit_only = {"--font-meta": font_meta, "--display": display, "--multinet": multinet,
                      "--custom-wake-word": custom_wake_word, "--extra-files": extra_files,
@@ -121,7 +121,7 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
     from assets_gen.explicit import parse_size
     from assets_gen.inspect import inspect_bundle
     from assets_gen.report import format_report
-    from xzbuild.errors import Location, UserError
+    from xzbuild.core.errors import Location, UserError
 
     if not file.is_file():
         raise UserError("file not found", Location(str(file)))
@@ -154,7 +154,7 @@ def _inspect_expression(data: bytes, name_length: int | None, size: int | None, 
     """Inspect ``data`` as an expression bundle if it is one; False when it is an assets.bin."""
     from assets_gen.expression.preview import format_expression_report
     from assets_gen.expression.verify import detect_expression, verify_expression
-    from xzbuild.errors import Location, UserError
+    from xzbuild.core.errors import Location, UserError
 
     report = detect_expression(data, name_length)
     if report is None:
@@ -182,8 +182,8 @@ def _inspect_expression(data: bytes, name_length: int | None, size: int | None, 
 def preview_cmd(file: Path, output: Path, sample: str | None, name_length: int | None) -> None:
     """Render a contact sheet from the bundle's bytes: text in its font, the emoji grid, backgrounds."""
     from assets_gen.preview import render_preview
-    from xzbuild.errors import Location, UserError
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.errors import Location, UserError
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     if not file.is_file():
         raise UserError("file not found", Location(str(file)))
@@ -209,7 +209,7 @@ def preview_cmd(file: Path, output: Path, sample: str | None, name_length: int |
 def emoji_cmd(size: str, from_dir: Path | None, emoji_font: Path | None, output: Path) -> None:
     """Make an emoji collection of the 21 emotions at 32/64/128 px."""
     from assets_gen import emoji
-    from xzbuild.fsutil import write_if_changed
+    from xzbuild.core.fsutil import write_if_changed
 
     if from_dir is not None:
         files = emoji.resize_collection(emoji.load_emoji_dir(from_dir), int(size))
@@ -235,7 +235,7 @@ def background_cmd(image: Path, display: str, matte: str, output: Path) -> None:
     from assets_gen.explicit import parse_display
     from assets_gen.image import load_background
     from assets_gen.index import Theme
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     Theme(matte, matte).validate("matte")
     width, height = parse_display(display)
@@ -250,7 +250,7 @@ def background_cmd(image: Path, display: str, matte: str, output: Path) -> None:
 def srmodels_cmd(model_dirs: tuple[Path, ...], output: Path) -> None:
     """Pack ESP-SR model directories (e.g. wakenet_model/wn9s_nihaoxiaozhi) into srmodels.bin."""
     from assets_gen.srmodels import load_model_dir, pack_srmodels
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     models = [load_model_dir(d) for d in model_dirs]
     data = pack_srmodels(models)
@@ -260,7 +260,7 @@ def srmodels_cmd(model_dirs: tuple[Path, ...], output: Path) -> None:
 
 def _refuse(options: Mapping[str, object], where: str) -> None:
     """Options that only make sense in the other mode are an error, not silently ignored."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     given = [name for name, value in options.items() if value]
     if given:

@@ -31,7 +31,7 @@ def font_cmd(font: str, size: int, bpp: int, ranges: tuple[str, ...], symbols: s
     --no-compress --no-prefilter --force-fast-kern-format --format cbin.
     """
     from assets_gen.font import FontOptions, convert_font_file
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     options = FontOptions(size=size, bpp=bpp, face_index=face_index, autohint_off=autohint_off)
     options.validate()

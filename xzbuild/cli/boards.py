@@ -41,10 +41,10 @@ def check_cmd(boards_dir: Path, files: tuple[Path, ...]) -> None:
 
 
 def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
-    from xzbuild.errors import UserError, UserErrors
+    from xzbuild.core.errors import UserError, UserErrors
+    from xzbuild.core.yamlmarks import load_marked
     from xzbuild.model import load_boards
     from xzbuild.model.boardfile import board_from_doc
-    from xzbuild.model.yamlmarks import load_marked
 
     root = boards_dir.resolve()
     inside = [f for f in files if f.resolve().is_relative_to(root)]
@@ -107,7 +107,7 @@ def list_cmd(boards_dir: Path, as_json: bool, idf_version: str | None, legacy_id
 @click.argument("name")
 def show_cmd(boards_dir: Path, name: str) -> None:
     """Show one board (by dir, e.g. waveshare/esp32-p4-nano) or the board of a variant name."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
     from xzbuild.model import load_boards
     from xzbuild.parts import macro_instances
 
@@ -149,7 +149,7 @@ def schema_cmd(output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        from xzbuild.fsutil import write_if_changed
+        from xzbuild.core.fsutil import write_if_changed
 
         write_if_changed(output, text)
         click.echo(f"wrote {output}", err=True)

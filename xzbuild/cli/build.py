@@ -119,7 +119,7 @@ def results() -> None:
 def merge_cmd(files: tuple[Path, ...], output: Path | None, junit: Path | None) -> None:
     """Merge results.jsonl files of several shards or runs (per variant the most final status wins)."""
     from xzbuild.build.results import junit_xml, merge_records, read_records, summary_counts, write_records
-    from xzbuild.fsutil import atomic_write_text
+    from xzbuild.core.fsutil import atomic_write_text
 
     merged = merge_records(read_records(f) for f in files)
     if output:

@@ -35,7 +35,7 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
     """Render config.json, config.h, archetype sources and the Kconfig/CMake board tables from board files."""
     from xzbuild.codegen import writer
     from xzbuild.codegen.plan import build_plan
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
     from xzbuild.model import load_boards
 
     if firmware is None and out is None:
@@ -102,7 +102,7 @@ def _report_kconfig(board_set: object, firmware: Path, kconfig: bytes | None) ->
 def kconfig_check_cmd(firmware: Path, strict: bool, boards_dir: Path) -> None:
     """Warn (board file:line) about sdkconfig lines the firmware Kconfig would silently drop."""
     from xzbuild.codegen.plan import build_plan
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
     from xzbuild.model import load_boards
 
     board_set = load_boards(boards_dir)
@@ -141,7 +141,7 @@ def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, 
         resolve_answers,
         write_board_file,
     )
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     if list_only:
         from xzbuild.codegen.scaffold import setting_name, target_defaults

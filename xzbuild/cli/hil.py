@@ -22,7 +22,7 @@ def _load(lab: str) -> Any:
 
 
 def _duration(text: str) -> int:
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     try:
@@ -93,7 +93,7 @@ def _probe_identity(board: Any) -> str:
     from hil.lab.identity import check_inventory, probe
     from hil.lab.runner import resolve_usb_port
     from hil.lab.virtual import VirtualSpec, spawn
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     handle = None
     try:
@@ -118,7 +118,7 @@ def _probe_identity(board: Any) -> str:
 
 def _usb_present(board: Any) -> bool:
     from hil.lab.runner import resolve_usb_port
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     try:
         resolve_usb_port(board)
@@ -149,7 +149,7 @@ def scan_cmd(ports: tuple[str, ...], lab: str | None, as_json: bool) -> None:
     from serial.tools import list_ports
 
     from hil.lab.identity import probe
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     candidates: list[tuple[str, dict[str, str]]] = []
     for p in list_ports.comports():
@@ -226,7 +226,7 @@ def _scan_coordinator(address: str, as_json: bool) -> None:
 def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
     """Lease a board by hand (e.g. while debugging at the bench); it expires after --for."""
     from hil.lab.lease import LeaseStore, default_holder, new_run_id
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     inv = _load(lab)
     inv.board(board)
@@ -247,7 +247,7 @@ def unlock_cmd(board: str, lab: str, force: bool) -> None:
     import getpass
 
     from hil.lab.lease import LeaseStore
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     inv = _load(lab)
     inv.board(board)

@@ -42,7 +42,7 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
     from hil.lab.inventory import load_lab
     from hil.lab.lab_run import run_lab
     from hil.lab.runner import BoardResult, find_builds, merge_junit, run_all, virtual_assignments
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     transports = ("websocket", "mqtt") if transport == "both" else (transport,)
     if bool(lab) == bool(virtual):

@@ -10,7 +10,7 @@ import sys
 import click
 
 from xzbuild import __version__
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 # Top-level command → the CLI modules that define it or add subcommands to it (`hil_run` adds `hil run`).
 # Only these are imported to run that command, so `xzbuild matrix list` does not pay for every other

@@ -44,7 +44,7 @@ def legacy_idf_version(legacy: tuple[str, ...], current: str | tuple[str, ...]) 
     """The versions given with the deprecated ``--idf VERSION`` spelling (None when not used)."""
     if not legacy:
         return None
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
     from xzbuild.matrix import normalize_idf
 
     for value in legacy:

@@ -24,7 +24,7 @@ def _table_options(f):  # type: ignore[no-untyped-def]
 
 def _load(path: Path, table_offset: str, bootloader_offset: str | None, secure_v1: bool, flash_size: str | None):
     """Read a CSV (or a binary table, detected by its magic) and run every check."""
-    from xzbuild.errors import Location, UserError
+    from xzbuild.core.errors import Location, UserError
     from xzbuild.partitions import check_fits_flash, parse_binary, parse_number, read_csv, verify_table
 
     try:
@@ -101,7 +101,7 @@ def check_cmd(table: Path, table_offset: str, bootloader_offset: str | None, sec
 def build_cmd(table: Path, output: Path, table_offset: str, bootloader_offset: str | None, secure_v1: bool,
               flash_size: str | None, disable_md5: bool) -> None:
     """Write the 0xC00-byte binary for TABLE, byte-identical to ESP-IDF's gen_esp32part."""
-    from xzbuild.fsutil import write_if_changed
+    from xzbuild.core.fsutil import write_if_changed
 
     parsed = _load(table, table_offset, bootloader_offset, secure_v1, flash_size)
     write_if_changed(output, parsed.to_binary(md5=not disable_md5))

@@ -34,7 +34,7 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, pr
     """Write a static catalog of DIST's variants with Install/Update buttons (ESP Web Tools bundled)."""
     import datetime
 
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
     from xzbuild.release.site import SiteOptions, build_site, summary_dict
 
     if date is not None:

@@ -44,7 +44,7 @@ def server(host: str, port: int, token: str | None, auth: str, scenario: Path | 
     import logging
     import signal
 
-    from xzbuild.errors import Location, UserError
+    from xzbuild.core.errors import Location, UserError
 
     if (tls_cert is None) != (tls_key is None):
         raise UserError("--tls-cert and --tls-key go together; pass both, or use --tls-self-signed")

@@ -39,7 +39,7 @@ def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: 
     from pathlib import Path
 
     from hil.lab.virtual import VirtualSpec, spawn
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     if len(chips) > 1 and (mac or flash_file):
         raise UserError("--mac and --flash-file describe one board; drop them or pass a single --chip")
@@ -84,7 +84,7 @@ def _export(coordinator: str, chips: tuple[str, ...], flash_size: str, psram: in
 
     from hil.lab.export import start_virtual_lab
     from hil.lab.virtual import VirtualSpec
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     if variants and len(variants) != len(chips):
         raise UserError(f"--variant given {len(variants)} times for {len(chips)} boards; give one per --chip")

@@ -130,7 +130,7 @@ ARCHETYPES: dict[str, Archetype] = {
 
 def archetype(name: str) -> Archetype:
     """The archetype called ``name`` (user error with the list otherwise)."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     if name not in ARCHETYPES:
         raise UserError(f"unknown archetype {name!r}; choose one of: {', '.join(ARCHETYPES)}")
@@ -153,7 +153,7 @@ def source_context(board: Board) -> dict[str, Any]:
 
 def macro_text(question: Question, answer: str) -> str:
     """config.h text of an answer: pins become ``GPIO_NUM_<n>``/``GPIO_NUM_NC``; bools ``true``/``false``."""
-    from xzbuild.errors import UserError
+    from xzbuild.core.errors import UserError
 
     value = answer.strip()
     if question.kind == "gpio":

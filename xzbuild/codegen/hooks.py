@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xzbuild.codegen.tables import _replace_region
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 _SYMBOL_GROUP = re.compile(r"^\(?\s*(CONFIG_BOARD_TYPE_\w+(?:\s+OR\s+CONFIG_BOARD_TYPE_\w+)*)\s*\)?\s*(.*)$")
 

@@ -25,7 +25,7 @@ from xzbuild.codegen.tables import (
     splice_cmake,
     splice_kconfig,
 )
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.model import Board, BoardSet

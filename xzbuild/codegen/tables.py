@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xzbuild.codegen.natural import natural_label_key
 from xzbuild.codegen.render import render
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 # Upstream's order of the per-target default lines; targets it does not know follow alphabetically.
 TARGET_ORDER = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")

@@ -6,8 +6,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from xzbuild.errors import UserError
-from xzbuild.fsutil import write_if_changed
+from xzbuild.core.errors import UserError
+from xzbuild.core.fsutil import write_if_changed
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 from xzbuild.parts.items import Conditional, Define, Include, Item, Raw
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*?)\s*$", re.DOTALL)

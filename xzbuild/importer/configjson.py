@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 
 def json_line(path: Path, text: str) -> int:

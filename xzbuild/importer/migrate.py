@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.model.naming import CJK, LABEL_RE
 from xzbuild.model.validate import _FORBIDDEN_APPEND as FORBIDDEN_APPEND
 
@@ -160,8 +160,8 @@ def drop_clashing_defaults(boards: list[tuple[str, dict[str, Any], int]], taken:
 
 def default_targets(out: Path) -> set[str]:
     """Targets whose default board is already in the board files under ``out``."""
+    from xzbuild.core.yamlmarks import load_marked
     from xzbuild.model.loader import board_files
-    from xzbuild.model.yamlmarks import load_marked
 
     found = set()
     for path in board_files(out):

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import write_if_changed
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import write_if_changed
 from xzbuild.importer.boarddata import (
     columns_to_yaml,
     facts_to_yaml,

@@ -106,7 +106,7 @@ def lookup(boards_dir: str, args: tuple[object, ...]) -> tuple[str | None, str |
 
 def store(boards_dir: str, key: str, text: str) -> None:
     """Keep ``text`` under ``key`` (atomically), pruning old entries; a read-only checkout just keeps nothing."""
-    from xzbuild.fsutil import atomic_write_bytes
+    from xzbuild.core.fsutil import atomic_write_bytes
 
     path = entry_path(boards_dir, key)
     try:

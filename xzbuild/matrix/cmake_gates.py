@@ -57,7 +57,7 @@ def release_config(entry: MatrixEntry) -> dict[str, str] | None:
     if variant.build_options:
         if entry.firmware is None:
             return None
-        from xzbuild.errors import UserError
+        from xzbuild.core.errors import UserError
         from xzbuild.matrix.upstream_record import build_option_definitions
         from xzbuild.sdkconfig.fragment import assignments, expand_build_options, normalize_build_options
 

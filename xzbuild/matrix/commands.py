@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import atomic_write_text, read_user_text
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import atomic_write_text, read_user_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, FirmwareFacts, Variant

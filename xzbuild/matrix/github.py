@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.shard import CostModel, partition
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.matrix.cmake_gates import Gate, release_config, source_gate, union
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry

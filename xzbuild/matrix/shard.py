@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import read_user_text
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import read_user_text
 
 # Relative build cost per target, measured as "how long a clean idf.py build takes" relative to an esp32s3
 # build. Only the ratios matter; a history file replaces them with real durations.

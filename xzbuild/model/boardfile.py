@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.model.check import Checker, describe
+from xzbuild.core.check import Checker, describe
+from xzbuild.core.yamlmarks import MarkedDoc, join
 from xzbuild.model.naming import IDENT_RE, TARGETS
 from xzbuild.model.types import (
     P4_REV_LESS_V3_LINES,
@@ -16,7 +17,6 @@ from xzbuild.model.types import (
     Variant,
     parse_idf_spec,
 )
-from xzbuild.model.yamlmarks import MarkedDoc, join
 
 if TYPE_CHECKING:
     from xzbuild.parts.items import Item

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from xzbuild.model.check import Checker, describe
+from xzbuild.core.check import Checker, describe
+from xzbuild.core.yamlmarks import MarkedDoc, join
 from xzbuild.model.types import DisplayModelChoice, FirmwareFacts, KconfigBlock
-from xzbuild.model.yamlmarks import MarkedDoc, join
 
 FIRMWARE_FILE = "_firmware.yaml"
 FIRMWARE_KEYS = ["upstream_commit", "project_ver", "sdkconfig_defaults", "board_choice_defaults", "display_models",

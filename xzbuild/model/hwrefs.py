@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.model.types import Board
 
 # Names a structured value may reference without the board's config.h defining them: Kconfig symbols and

@@ -8,12 +8,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError, UserErrors
+from xzbuild.core.errors import Location, UserError, UserErrors
+from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
 from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
 from xzbuild.model.naming import resolve_symbol
 from xzbuild.model.types import Board, FirmwareFacts, KconfigEntry, Variant
-from xzbuild.model.yamlmarks import load_marked
 
 # Directories under boards/ that hold other data (partition tables belong to the partitions work).
 SKIPPED_DIRS = {"partitions"}

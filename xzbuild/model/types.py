@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
-    from xzbuild.model.yamlmarks import MarkedDoc
+    from xzbuild.core.yamlmarks import MarkedDoc
     from xzbuild.parts.items import Item
 
 # The two lines that turn an ESP32-P4X (rev >= 3) build into its ESP32-P4 rev < 3 twin.

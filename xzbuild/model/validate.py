@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
 from xzbuild.model.naming import (
     ICON_FONT_RE,
     IDENT_RE,

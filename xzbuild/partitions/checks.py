@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xzbuild.errors import UserError, UserErrors
+from xzbuild.core.errors import UserError, UserErrors
 from xzbuild.partitions.table import (
     APP,
     BOOTLOADER,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from xzbuild.errors import Location, UserError, UserErrors
+from xzbuild.core.errors import Location, UserError, UserErrors
 
 APP, DATA, BOOTLOADER, PARTITION_TABLE = 0x00, 0x01, 0x02, 0x03
 TYPES: dict[str, int] = {"app": APP, "data": DATA, "bootloader": BOOTLOADER, "partition_table": PARTITION_TABLE}

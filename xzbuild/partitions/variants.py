@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 from xzbuild.partitions.checks import check_app_fits, check_fits_flash
 from xzbuild.partitions.table import PartitionTable, read_csv
 
@@ -80,7 +80,7 @@ def _last_app_size(dist: Path, full_name: str) -> int | None:
 
 def raise_problems(rows: list[VariantTable]) -> None:
     """Turn failed rows into one UserErrors (one line per variant)."""
-    from xzbuild.errors import UserErrors
+    from xzbuild.core.errors import UserErrors
 
     bad = [UserError(f"{r.problem} ({r.full_name})") for r in rows if r.problem]  # problem starts with file:line
     if bad:

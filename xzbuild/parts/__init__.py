@@ -13,7 +13,7 @@ from xzbuild.parts.items import Conditional, Define, HardwareSlot, Include, Item
 from xzbuild.parts.registry import MACRO_INDEX, PARTS, part_for_macro
 
 if TYPE_CHECKING:
-    from xzbuild.model.check import Checker
+    from xzbuild.core.check import Checker
     from xzbuild.model.loader import BoardSet
     from xzbuild.model.types import Board
     from xzbuild.parts.base import Part
@@ -24,7 +24,7 @@ __all__ = ["Conditional", "Define", "HardwareSlot", "Include", "Item", "Raw", "P
 
 def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, Any]]:
     """Validate a ``hardware`` mapping (part → fields); bad entries are reported through ``ck`` and dropped."""
-    from xzbuild.model.yamlmarks import join
+    from xzbuild.core.yamlmarks import join
     from xzbuild.parts import values
 
     parts = ck.mapping(value, path, list(PARTS))
@@ -62,7 +62,7 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
             val = values.canonical(f.kind, val)
             problem = values.check(f.kind, val) or _range_problem(f.kind, f"{name}.{key}", val)
             if problem:
-                from xzbuild.model.check import describe
+                from xzbuild.core.check import describe
 
                 ck.error(join(ppath, key), f"{problem}, got {describe(val)}")
             else:
@@ -86,7 +86,7 @@ def _range_problem(kind: str, field_path: str, value: Any) -> str | None:
 def _check_verbatim(ck: Checker, part: Part, data: dict[str, Any], path: str, clean: dict[str, Any]) -> dict[str, str]:
     """A part's ``verbatim`` map: each entry must spell the field's typed value (which stays the truth for
     pin checks), so the text and the value can never disagree."""
-    from xzbuild.model.yamlmarks import join
+    from xzbuild.core.yamlmarks import join
     from xzbuild.parts import values
 
     spelled = ck.mapping(data["verbatim"], path, [f.name for f in part.fields])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 RELEASE_RECORD = "release.json"
 

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.errors import Location, UserError
-from xzbuild.fsutil import link_or_copy, replace_dir
+from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import link_or_copy, replace_dir
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour

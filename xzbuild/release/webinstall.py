@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 PACKAGE = "esp-web-tools"
 PINNED_VERSION = "10.4.0"  # what the Makefile installs and the browser test checks against

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.errors import UserError
+from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
     from xzbuild.model import FirmwareFacts, Variant

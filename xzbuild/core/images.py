@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 APP_DESC_MAGIC = 0xABCD5432
 APP_DESC = struct.Struct("<II8s32s32s16s16s32s32sHHB3s72s")  # esp_app_desc_t, 256 bytes

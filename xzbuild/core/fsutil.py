@@ -86,7 +86,7 @@ def link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> No
 def read_user_text(path: str | os.PathLike[str]) -> str:
     """A user-supplied text file as UTF-8; a binary or mis-encoded file is a one-line ``UserError`` at the line
     of the first bad byte (instead of a ``UnicodeDecodeError`` traceback)."""
-    from xzbuild.errors import Location, UserError
+    from xzbuild.core.errors import Location, UserError
 
     data = Path(path).read_bytes()
     try:

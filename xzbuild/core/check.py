@@ -6,8 +6,8 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-from xzbuild.errors import UserError
-from xzbuild.model.yamlmarks import MarkedDoc, join
+from xzbuild.core.errors import UserError
+from xzbuild.core.yamlmarks import MarkedDoc, join
 
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a mapping"}
 

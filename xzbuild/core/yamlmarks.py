@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from xzbuild.errors import Location, UserError
+from xzbuild.core.errors import Location, UserError
 
 
 @dataclass

@@ -1,0 +1,7 @@
+"""The neutral core every layer uses: user errors with locations (``errors``), atomic file writes
+(``fsutil``), the YAML loader that keeps marks (``yamlmarks``), the field checker (``check``) and the ESP image
+readers (``images``).
+
+It imports nothing from the rest of xzbuild, so ``model`` and ``parts``, ``build`` and ``matrix``, and the
+``hil`` and ``assets_gen`` packages beside them all depend on it rather than on each other's internals.
+"""
