@@ -20,6 +20,7 @@ With `threshold` < 1, a selection covering at least that share of all variants b
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +206,15 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
     part = picker.graph.path_map.part_for(path)
     if part is None:
         return False
+    unit = _listed_unit(path, content)
+    if unit is not None:  # compiled into every build that lists it, used or not: its users are not enough
+        gate = _compile_gate(unit, picker, content)
+        reason = f"part {part.name}: main/CMakeLists.txt compiles {unit.removeprefix('main/')}"
+        if gate is None:
+            picker.all(path, f"{reason} into every build")
+        else:
+            picker.where(path, [e for e in picker.entries if gate.admits(e)], f"part {part.name}; {_describe(gate)}")
+        return True
     users = picker.graph.part_users(part)
     gate = _compile_gate(path, picker, content)
     if users is None and gate is None:
@@ -215,6 +225,22 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
         hit = [e for e in picker.entries if (users is None or e.board in users) and gate.admits(e)]
         picker.where(path, hit, f"uses part {part.name}; {_describe(gate)}")
     return True
+
+
+def _listed_unit(path: str, content: ContentSource | None) -> str | None:
+    """The translation unit main/CMakeLists.txt (old or new) lists for the main component that ``path`` is,
+    or that a header ``path`` belongs to (same stem beside it); None if it lists none. The component is
+    linked WHOLE_ARCHIVE, so such a unit is compiled (and can break) in every build that lists it."""
+    if content is None or not path.startswith("main/"):
+        return None
+    stem, dot, suffix = path.rpartition(".")
+    units = [path] if "." + suffix in _COMPILED_SUFFIXES else [stem + s for s in _COMPILED_SUFFIXES] if dot else []
+    sides = [text for get in (content.old, content.new) if (text := get("main/CMakeLists.txt")) is not None]
+    for unit in units:
+        mention = re.compile(rf"(?<![\w/.-]){re.escape(unit.removeprefix('main/'))}(?![\w/.-])")
+        if any(mention.search(text) for text in sides):
+            return unit
+    return None
 
 
 def _gated_source(path: str, picker: _Picker, content: ContentSource | None) -> bool:

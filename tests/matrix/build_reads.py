@@ -1,0 +1,367 @@
+"""Which upstream files a variant's build reads, from upstream's own build description. Written for the
+selection replay (tests/matrix/test_select_replay.py) as an oracle: it imports nothing from ``xzbuild``.
+
+Per variant (board dir, Kconfig symbol, target and ``sdkconfig_append`` as upstream's ``config.json`` and
+``build.py --list-boards`` give them):
+
+- its Kconfig values: ``sdkconfig.defaults``, ``sdkconfig.defaults.<target>`` and ``sdkconfig_append``,
+  over unconditional ``default`` lines of ``main/Kconfig.projbuild`` (choices included); anything else is
+  *unknown*;
+- ``main/CMakeLists.txt`` evaluated with three-valued logic (true / false / unknown): ``set()`` of
+  variables (so the ``BOARD_DIR`` chain and ``LANG_DIR`` follow the variant), ``SOURCES`` list edits,
+  ``file(GLOB ...)`` and every ``${CMAKE_CURRENT_SOURCE_DIR}``/``${PROJECT_DIR}`` path of a command whose
+  gates are not false. Unknown counts as read, so the set errs on the side of more files;
+- the ``#include "..."`` closure of those sources (relative to the file, then the component's
+  ``INCLUDE_DIRS``), the variant's partition CSV, and its board ``config.json``.
+The description files themselves (CMakeLists.txt, Kconfig.projbuild, idf_component.yml) are not members:
+their edits are judged semantically by the table tests, not by this file set.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.parts.directives import strip_comments
+
+Tri = bool | None  # True, False, or unknown
+# ESP-IDF's targets (CONFIG_IDF_TARGET_<T> is y for the variant's own target only).
+_TARGETS = ("esp32", "esp32s2", "esp32s3", "esp32c2", "esp32c3", "esp32c5", "esp32c6", "esp32c61", "esp32h2",
+            "esp32h4", "esp32p4", "esp32s31")
+
+_COMMAND = re.compile(r"(\w+)\s*\(")
+_ARG = re.compile(r'"((?:\\.|[^"\\])*)"|((?:\\.|[^\s()"\\])+)|(\()|(\))')
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_VAR = re.compile(r"\$\{(\w+)\}")
+
+
+def _and(a: Tri, b: Tri) -> Tri:
+    return False if a is False or b is False else (None if a is None or b is None else True)
+
+
+def _or(a: Tri, b: Tri) -> Tri:
+    return True if a is True or b is True else (None if a is None or b is None else False)
+
+
+def _not(a: Tri) -> Tri:
+    return None if a is None else not a
+
+
+def kconfig_defaults(text: str) -> dict[str, Tri]:
+    """Values of Kconfig symbols that hold without any assignment: unconditional defaults of bools and
+    choices (conditional defaults make a symbol unknown)."""
+    out: dict[str, Tri] = {}
+    choice: list[str] | None = None
+    choice_default: Tri | str = None
+    current: str | None = None
+    conditional: set[str] = set()
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        word, _, rest = line.partition(" ")
+        if word == "choice":
+            choice, choice_default, current = [], None, None
+        elif word == "endchoice" and choice is not None:
+            for member in choice:
+                out[member] = None if choice_default is None else member == choice_default
+            choice = None
+        elif word in ("config", "menuconfig"):
+            current = rest.strip()
+            if choice is not None:
+                choice.append(current)
+            else:
+                out.setdefault(current, False)
+        elif word == "default" and choice is not None and current is None:
+            value, _, cond = rest.partition(" if ")
+            choice_default = value.strip() if not cond and choice_default is None else None
+        elif word == "default" and current is not None and choice is None:
+            value, _, cond = rest.partition(" if ")
+            if cond or current in conditional:
+                conditional.add(current)
+                out[current] = None
+            elif value.strip() in ("y", "n"):
+                out[current] = value.strip() == "y"
+    return out
+
+
+def settings(root: Path, target: str, append: list[str]) -> dict[str, str]:
+    """CONFIG_ assignments layered as ESP-IDF reads them for a build.py build (later wins)."""
+    lines: list[str] = []
+    for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{target}"):
+        if (root / name).is_file():
+            lines += (root / name).read_text(encoding="utf-8").splitlines()
+    out: dict[str, str] = {}
+    for line in [*lines, *append]:
+        line = line.strip()
+        unset = re.match(r"# (CONFIG_\w+) is not set", line)
+        if unset:
+            out[unset.group(1)] = "n"
+            continue
+        key, eq, value = line.partition("=")
+        if eq and key.startswith("CONFIG_"):
+            out[key] = value.strip().strip('"')
+    return out
+
+
+@dataclass
+class Variant:
+    """One upstream variant as build.py lists it."""
+
+    full_name: str
+    board_dir: str
+    symbol: str
+    target: str
+    board_type: str
+    sdkconfig: dict[str, str] = field(default_factory=dict)
+
+
+def upstream_variants(root: Path, listing: list[dict[str, object]]) -> list[Variant]:
+    """The variants of ``build.py --list-boards --json`` with their layered sdkconfig."""
+    out = []
+    for rec in listing:
+        board = str(rec["board"])
+        cfg = json.loads((root / "main" / "boards" / board / "config.json").read_text(encoding="utf-8"))
+        build = next(b for b in cfg["builds"] if b["name"] == rec["name"])
+        target = str(rec["target"])
+        out.append(Variant(str(rec["full_name"]), board, str(rec["config"]), target,
+                           str(cfg.get("type") or board.replace("/", "-")),
+                           settings(root, target, list(build.get("sdkconfig_append", [])))))
+    return out
+
+
+def _commands(text: str) -> list[tuple[str, list[str]]]:
+    """CMake commands as (lower-case name, arguments), comments dropped, parentheses kept as tokens."""
+    text = "\n".join(_strip_cmake_comment(line) for line in text.splitlines())
+    out: list[tuple[str, list[str]]] = []
+    pos = 0
+    while True:
+        m = _COMMAND.search(text, pos)
+        if m is None:
+            return out
+        depth, args, i = 1, [], m.end()
+        for tok in _ARG.finditer(text, i):
+            if tok.group(3):
+                depth += 1
+                args.append("(")
+            elif tok.group(4):
+                depth -= 1
+                if depth == 0:
+                    i = tok.end()
+                    break
+                args.append(")")
+            else:
+                args.append(tok.group(1) if tok.group(1) is not None else tok.group(2))
+        out.append((m.group(1).lower(), args))
+        pos = i
+
+
+def _strip_cmake_comment(line: str) -> str:
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        elif ch == "#" and not quoted:
+            return line[:i]
+    return line
+
+
+class _Evaluator:
+    def __init__(self, env: dict[str, Tri], variables: dict[str, set[str]]) -> None:
+        self.env, self.vars = env, variables
+
+    def condition(self, args: list[str]) -> Tri:
+        self.toks, self.i = args, 0
+        try:
+            value = self._or()
+        except IndexError:
+            return None
+        return value if self.i == len(self.toks) else None
+
+    def _peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def _or(self) -> Tri:
+        value = self._and()
+        while self._peek() == "OR":
+            self.i += 1
+            value = _or(value, self._and())
+        return value
+
+    def _and(self) -> Tri:
+        value = self._not()
+        while self._peek() == "AND":
+            self.i += 1
+            value = _and(value, self._not())
+        return value
+
+    def _not(self) -> Tri:
+        if self._peek() == "NOT":
+            self.i += 1
+            return _not(self._not())
+        return self._compare()
+
+    def _compare(self) -> Tri:
+        if self._peek() == "(":
+            self.i += 1
+            value = self._or()
+            self.i += 1  # ")"
+            return value
+        left = self.toks[self.i]
+        self.i += 1
+        op = self._peek()
+        if op in ("STREQUAL", "LESS", "GREATER", "EQUAL", "MATCHES", "VERSION_LESS", "VERSION_GREATER"):
+            self.i += 2
+            lvals = self.vars.get(left, {left})
+            if op != "STREQUAL" or len(lvals) != 1:
+                return None  # only single-valued string equality is decided
+            return lvals == {self.toks[self.i - 1]}
+        if left.startswith("CONFIG_"):
+            return self.env.get(left, None)
+        if left in self.vars:
+            values = self.vars[left]
+            return None if len(values) != 1 else bool(next(iter(values)))
+        return None
+
+
+def _expand(arg: str, variables: dict[str, set[str]]) -> list[str]:
+    """Every spelling of ``arg`` over the possible variable values (none if a variable is unset)."""
+    names = _VAR.findall(arg)
+    out = [arg]
+    for name in names:
+        if name not in variables:
+            return []
+        out = [s.replace("${" + name + "}", v) for s in out for v in sorted(variables[name])]
+    return out
+
+
+def cmake_reads(root: Path, variant: Variant, defaults: dict[str, Tri],
+                commands: list[tuple[str, list[str]]]) -> tuple[set[str], list[str]]:
+    """(files main/CMakeLists.txt makes the variant's build read, INCLUDE_DIRS), repo-relative paths."""
+    env: dict[str, Tri] = {f"CONFIG_{k}": v for k, v in defaults.items()}
+    for key in env:  # the board symbol picks one member of the BOARD_TYPE choice
+        if key.startswith("CONFIG_BOARD_TYPE_"):
+            env[key] = False
+    env.update({k: v == "y" if v in ("y", "n") else True for k, v in variant.sdkconfig.items()})
+    env[variant.symbol] = True
+    for target in _TARGETS:
+        env[f"CONFIG_IDF_TARGET_{target.upper()}"] = False
+    env[f"CONFIG_IDF_TARGET_{variant.target.upper()}"] = True
+    variables: dict[str, set[str]] = {"CMAKE_CURRENT_SOURCE_DIR": {"main"}, "PROJECT_DIR": {"."},
+                                      "BOARD_TYPE": {variant.board_type}, "IDF_VERSION_MAJOR": {"6"},
+                                      "IDF_TARGET": {variant.target}}
+    ev = _Evaluator(env, variables)
+    stack: list[tuple[Tri, Tri]] = []  # (this branch's reach, any earlier branch taken)
+    sources: dict[str, Tri] = {}
+    reads: set[str] = set()
+    include_dirs: list[str] = []
+
+    def reach() -> Tri:
+        value: Tri = True
+        for branch, _ in stack:
+            value = _and(value, branch)
+        return value
+
+    for name, args in commands:
+        if name == "if":
+            cond = ev.condition(args)
+            stack.append((cond, cond))
+            continue
+        if name in ("elseif", "else") and stack:
+            _, taken = stack.pop()
+            cond = ev.condition(args) if name == "elseif" else True
+            branch = _and(_not(taken), cond)
+            stack.append((branch, _or(taken, cond)))
+            continue
+        if name == "endif" and stack:
+            stack.pop()
+            continue
+        if name in ("function", "macro", "foreach", "endforeach", "endfunction", "endmacro"):
+            continue
+        here = reach()
+        if here is False:
+            continue
+        if name == "set" and args:
+            values = {" ".join(args[1:])} if args[0] not in ("SOURCES", "INCLUDE_DIRS") else set()
+            if args[0] in variables and here is None:
+                variables[args[0]] |= values
+            elif values:
+                variables[args[0]] = values
+        lists = {"SOURCES": None, "INCLUDE_DIRS": None}
+        if (name == "set" and args and args[0] in lists) or (
+                name == "list" and len(args) > 1 and args[0] == "APPEND" and args[1] in lists):
+            items = args[1:] if name == "set" else args[2:]
+            var = args[0] if name == "set" else args[1]
+            for item in items:
+                for path in _expand(item, variables):
+                    rel = path if path.startswith("main/") or path == "main" else f"main/{path}"
+                    if var == "SOURCES":
+                        sources[rel] = _or(sources.get(rel, False), here)
+                    else:
+                        include_dirs.append(rel)
+        elif name == "list" and len(args) > 1 and args[0] == "REMOVE_ITEM" and args[1] == "SOURCES" and here:
+            for item in args[2:]:
+                sources.pop(f"main/{item}", None)
+        for arg in args:  # file(GLOB ...), file(COPY ...), set(LANG_JSON ...), DEPENDS ...: paths in the tree
+            if "${CMAKE_CURRENT_SOURCE_DIR}" in arg or "${PROJECT_DIR}" in arg:
+                for path in _expand(arg, variables):
+                    reads |= _glob(root, path)
+    reads |= {p for p, on in sources.items() if on is not False and (root / p).is_file()}
+    return reads, include_dirs
+
+
+@functools.cache
+def _glob(root: Path, pattern: str) -> frozenset[str]:
+    return frozenset(str(Path(p).relative_to(root)) for p in glob.glob(str(root / pattern)) if Path(p).is_file())
+
+
+@functools.cache
+def _includes(root: Path, path: str) -> tuple[str, ...]:
+    """The ``#include "..."`` names of one file (comments removed)."""
+    if not path.endswith((".c", ".cc", ".cpp", ".h", ".hpp", ".inc")):
+        return ()
+    return tuple(_INCLUDE.findall(strip_comments((root / path).read_text(encoding="utf-8", errors="replace"))))
+
+
+@functools.cache
+def _resolve(root: Path, base: str, name: str) -> str | None:
+    cand = Path(os.path.normpath(root / base / name))
+    return str(cand.relative_to(root)) if cand.is_file() and root in cand.parents else None
+
+
+def include_closure(root: Path, files: set[str], include_dirs: list[str]) -> set[str]:
+    """``files`` plus every project file reachable through ``#include "..."``."""
+    seen, todo = set(files), list(files)
+    dirs = tuple(include_dirs)
+    while todo:
+        path = todo.pop()
+        for name in _includes(root, path):
+            for base in (str(Path(path).parent), *dirs):
+                rel = _resolve(root, base, name)
+                if rel is not None:
+                    if rel not in seen:
+                        seen.add(rel)
+                        todo.append(rel)
+                    break
+    return seen
+
+
+def build_reads(root: Path, listing: list[dict[str, object]]) -> dict[str, set[str]]:
+    """full_name -> repo-relative paths the variant's build reads (see module docstring)."""
+    root = root.resolve()
+    defaults = kconfig_defaults((root / "main" / "Kconfig.projbuild").read_text(encoding="utf-8"))
+    commands = _commands((root / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
+    out: dict[str, set[str]] = {}
+    for v in upstream_variants(root, listing):
+        reads, include_dirs = cmake_reads(root, v, defaults, commands)
+        reads |= {f"main/boards/{v.board_dir}/config.json", "sdkconfig.defaults"}
+        if (root / f"sdkconfig.defaults.{v.target}").is_file():
+            reads.add(f"sdkconfig.defaults.{v.target}")
+        table = v.sdkconfig.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME")
+        if table:
+            reads.add(table)
+        out[v.full_name] = include_closure(root, reads, include_dirs)
+    return out
