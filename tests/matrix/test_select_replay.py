@@ -144,6 +144,7 @@ def _check(rows: list[ReplayRow]) -> None:
     assert sum(r.required for r in rows) > 0  # the window exercises the oracle
 
 
+@pytest.mark.timeout(600)  # ~25 s of CPU; wall time grows on a shared machine
 def test_replay_window_has_no_misses(repo_root: Path, upstream: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Oracle: files each variant's build reads per upstream's CMake/sources (build_reads.py)."""
     rows = replay(repo_root, upstream, REPLAY_WINDOW)
@@ -153,6 +154,7 @@ def test_replay_window_has_no_misses(repo_root: Path, upstream: Path, capsys: py
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_replay_all_300_commits_has_no_misses(repo_root: Path, upstream: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Oracle: as above, over the bundle's whole history."""
