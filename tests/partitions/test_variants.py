@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.matrix.build_reads import settings as upstream_settings
 from xzbuild.cli.main import main
 from xzbuild.model import load_boards
 from xzbuild.partitions import check_fits_flash, read_csv
@@ -68,21 +69,6 @@ def test_board_tables_equal_upstream_tables(upstream_at_pin: Path, name: str) ->
     assert ours.to_binary() == theirs.to_binary()
 
 
-def _upstream_settings(root: Path, target: str, append: list[str]) -> dict[str, str]:
-    """CONFIG_ assignments as ESP-IDF layers them for a build.py build: ``sdkconfig.defaults``, then its
-    ``.<target>`` sibling, then the variant's ``sdkconfig_append`` (later files win). Written for the test."""
-    lines: list[str] = []
-    for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{target}"):
-        if (root / name).is_file():
-            lines += (root / name).read_text(encoding="utf-8").splitlines()
-    settings: dict[str, str] = {}
-    for line in [*lines, *append]:
-        key, eq, value = line.strip().partition("=")
-        if eq and key.startswith("CONFIG_"):
-            settings[key] = value.strip().strip('"')
-    return settings
-
-
 def _field(text: str) -> str:
     """A number in any spelling the CSV format allows (0x2F0000, 3M, 64K) as decimal; other text as is."""
     scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:].upper(), 1)
@@ -108,7 +94,8 @@ def _rows(path: Path) -> list[list[str]]:
 
 def test_every_variant_uses_upstreams_table_and_flash_size(upstream_at_pin: Path) -> None:
     """Oracle: upstream's ``sdkconfig.defaults[.<target>]`` and each build's ``sdkconfig_append`` in its
-    ``main/boards/<dir>/config.json`` (48142026), layered as ESP-IDF does, and upstream's CSV files.
+    ``main/boards/<dir>/config.json`` (48142026), layered as ESP-IDF does (``tests/matrix/build_reads.py``,
+    written for the tests), and upstream's CSV files.
     Every variant names the table and flash size upstream's build would use, and that table's rows equal
     upstream's CSV field for field."""
     board_set = load_boards(REPO / "boards")
@@ -118,7 +105,7 @@ def test_every_variant_uses_upstreams_table_and_flash_size(upstream_at_pin: Path
             continue
         cfg = json.loads((upstream_at_pin / "main" / "boards" / v.board.dir / "config.json").read_text())
         build = next(b for b in cfg["builds"] if b["name"] == v.name)
-        settings = _upstream_settings(upstream_at_pin, cfg["target"], build.get("sdkconfig_append", []))
+        settings = upstream_settings(upstream_at_pin, cfg["target"], build.get("sdkconfig_append", []))
         sizes = [k.removeprefix("CONFIG_ESPTOOLPY_FLASHSIZE_") for k, val in settings.items()
                  if k.startswith("CONFIG_ESPTOOLPY_FLASHSIZE_") and val == "y"]
         table = settings["CONFIG_PARTITION_TABLE_CUSTOM_FILENAME"]
