@@ -24,6 +24,7 @@ import glob
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,14 +120,26 @@ class Variant:
     sdkconfig: dict[str, str] = field(default_factory=dict)
 
 
-def upstream_variants(root: Path, listing: list[dict[str, object]]) -> list[Variant]:
-    """The variants of ``build.py --list-boards --json`` with their layered sdkconfig."""
+def upstream_variants(root: Path, listing: list[dict[str, object]],
+                      dir_of: Callable[[str], str] | None = None) -> list[Variant]:
+    """The variants of ``build.py --list-boards --json`` with their layered sdkconfig. ``dir_of`` maps a
+    listed board directory to its name in ``root`` (an older tree); variants whose board or build does not
+    exist there are left out."""
     out = []
     for rec in listing:
-        board = str(rec["board"])
-        cfg = json.loads((root / "main" / "boards" / board / "config.json").read_text(encoding="utf-8"))
-        build = next(b for b in cfg["builds"] if b["name"] == rec["name"])
-        target = str(rec["target"])
+        board = dir_of(str(rec["board"])) if dir_of else str(rec["board"])
+        path = root / "main" / "boards" / board / "config.json"
+        if not path.is_file():
+            continue
+        try:
+            cfg = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            continue
+        builds = cfg.get("builds") or []
+        build = next((b for b in builds if b.get("name") == rec["name"]), builds[0] if len(builds) == 1 else None)
+        if build is None:
+            continue
+        target = str(cfg.get("target") or rec["target"])
         out.append(Variant(str(rec["full_name"]), board, str(rec["config"]), target,
                            str(cfg.get("type") or board.replace("/", "-")),
                            settings(root, target, list(build.get("sdkconfig_append", [])))))
@@ -219,11 +232,13 @@ class _Evaluator:
             if op != "STREQUAL" or len(lvals) != 1:
                 return None  # only single-valued string equality is decided
             return lvals == {self.toks[self.i - 1]}
-        if left.startswith("CONFIG_"):
-            return self.env.get(left, None)
+        if left.startswith("CONFIG_"):  # BOARD_TYPE is a choice: every board symbol but the variant's is n
+            return self.env.get(left, False if left.startswith("CONFIG_BOARD_TYPE_") else None)
         if left in self.vars:
             values = self.vars[left]
             return None if len(values) != 1 else bool(next(iter(values)))
+        if left.isupper() and not left.startswith("CMAKE_"):
+            return False  # a variable never set is false (CMake: an undefined variable)
         return None
 
 
@@ -286,8 +301,8 @@ def cmake_reads(root: Path, variant: Variant, defaults: dict[str, Tri],
             continue
         if name == "set" and args:
             values = {" ".join(args[1:])} if args[0] not in ("SOURCES", "INCLUDE_DIRS") else set()
-            if args[0] in variables and here is None:
-                variables[args[0]] |= values
+            if here is None and values:  # maybe set: keep the old values ("" = possibly unset)
+                variables[args[0]] = variables.get(args[0], {""}) | values
             elif values:
                 variables[args[0]] = values
         lists = {"SOURCES": None, "INCLUDE_DIRS": None}
@@ -334,28 +349,38 @@ def _resolve(root: Path, base: str, name: str) -> str | None:
 
 def include_closure(root: Path, files: set[str], include_dirs: list[str]) -> set[str]:
     """``files`` plus every project file reachable through ``#include "..."``."""
-    seen, todo = set(files), list(files)
-    dirs = tuple(include_dirs)
+    seen: set[str] = set()
+    for path in files:
+        seen |= _closure_of(root, path, tuple(include_dirs))
+    return seen
+
+
+@functools.cache
+def _closure_of(root: Path, path: str, dirs: tuple[str, ...]) -> frozenset[str]:
+    """One file and everything it reaches through ``#include "..."`` (resolved like the compiler)."""
+    seen, todo = {path}, [path]
     while todo:
-        path = todo.pop()
-        for name in _includes(root, path):
-            for base in (str(Path(path).parent), *dirs):
+        current = todo.pop()
+        for name in _includes(root, current):
+            for base in (str(Path(current).parent), *dirs):
                 rel = _resolve(root, base, name)
                 if rel is not None:
                     if rel not in seen:
                         seen.add(rel)
                         todo.append(rel)
                     break
-    return seen
+    return frozenset(seen)
 
 
-def build_reads(root: Path, listing: list[dict[str, object]]) -> dict[str, set[str]]:
-    """full_name -> repo-relative paths the variant's build reads (see module docstring)."""
+def build_reads(root: Path, listing: list[dict[str, object]],
+                dir_of: Callable[[str], str] | None = None) -> dict[str, set[str]]:
+    """full_name -> paths (relative to ``root``) the variant's build reads (see module docstring). ``root``
+    may be an older tree: ``dir_of`` maps today's board directories to its names."""
     root = root.resolve()
     defaults = kconfig_defaults((root / "main" / "Kconfig.projbuild").read_text(encoding="utf-8"))
     commands = _commands((root / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
     out: dict[str, set[str]] = {}
-    for v in upstream_variants(root, listing):
+    for v in upstream_variants(root, listing, dir_of):
         reads, include_dirs = cmake_reads(root, v, defaults, commands)
         reads |= {f"main/boards/{v.board_dir}/config.json", "sdkconfig.defaults"}
         if (root / f"sdkconfig.defaults.{v.target}").is_file():

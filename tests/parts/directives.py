@@ -18,31 +18,17 @@ _TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|\w+|\S')
 Define = tuple[tuple[str, ...], str, str]  # (branch chain, name + parameters, replacement tokens)
 
 
+_LEXEME = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+
+
 def strip_comments(text: str) -> str:
     """The text with comments replaced by one space (newlines inside block comments kept)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in "\"'":
-            end = i + 1
-            while end < n and text[end] != ch and text[end] != "\n":
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[i:end + 1])
-            i = end + 1
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-            out.append(" ")
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out.append(" " + "\n" * text.count("\n", i, end))
-            i = end
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+
+    def keep(m: re.Match[str]) -> str:
+        lexeme = m.group(0)
+        return lexeme if lexeme[0] in "\"'" else " " + "\n" * lexeme.count("\n")
+
+    return _LEXEME.sub(keep, text)
 
 
 def tokens(text: str) -> str:

@@ -20,6 +20,7 @@ With `threshold` < 1, a selection covering at least that share of all variants b
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
@@ -237,10 +238,26 @@ def _listed_unit(path: str, content: ContentSource | None) -> str | None:
     units = [path] if "." + suffix in _COMPILED_SUFFIXES else [stem + s for s in _COMPILED_SUFFIXES] if dot else []
     sides = [text for get in (content.old, content.new) if (text := get("main/CMakeLists.txt")) is not None]
     for unit in units:
-        mention = re.compile(rf"(?<![\w/.-]){re.escape(unit.removeprefix('main/'))}(?![\w/.-])")
-        if any(mention.search(text) for text in sides):
+        rel = unit.removeprefix("main/")
+        mention = re.compile(rf"(?<![\w/.-]){re.escape(rel)}(?![\w/.-])")
+        if any(mention.search(text) or _globbed(rel, text) for text in sides):
             return unit
     return None
+
+
+_GLOB_ARGS = re.compile(r"file\s*\(\s*GLOB(?:_RECURSE)?\s+\w+([^)]*)\)", re.I)
+
+
+def _globbed(rel: str, cmake: str) -> bool:
+    """Whether a ``file(GLOB ...)`` of the component (``${CMAKE_CURRENT_SOURCE_DIR}/<dir>/*.cc``, no other
+    variables) picks up ``main/<rel>`` — older upstream trees compiled boards/common/*.cc that way."""
+    for m in _GLOB_ARGS.finditer(cmake):
+        for arg in m.group(1).split():
+            pattern = arg.strip('"').replace("${CMAKE_CURRENT_SOURCE_DIR}/", "", 1)
+            if "${" not in pattern and "/" in pattern and fnmatch.fnmatchcase(rel, pattern) and \
+                    rel.count("/") == pattern.count("/"):
+                return True
+    return False
 
 
 def _gated_source(path: str, picker: _Picker, content: ContentSource | None) -> bool:
