@@ -12,7 +12,8 @@ Per variant (board dir, Kconfig symbol, target and ``sdkconfig_append`` as upstr
   ``file(GLOB ...)`` and every ``${CMAKE_CURRENT_SOURCE_DIR}``/``${PROJECT_DIR}`` path of a command whose
   gates are not false. Unknown counts as read, so the set errs on the side of more files;
 - the ``#include "..."`` closure of those sources (relative to the file, then the component's
-  ``INCLUDE_DIRS``), the variant's partition CSV, and its board ``config.json``.
+  ``INCLUDE_DIRS``; an include under ``#ifdef/#ifndef/#if [!]CONFIG_X`` is skipped when the variant's value
+  of X is known and excludes it), the variant's partition CSV, and its board ``config.json``.
 The description files themselves (CMakeLists.txt, Kconfig.projbuild, idf_component.yml) are not members:
 their edits are judged semantically by the table tests, not by this file set.
 """
@@ -37,7 +38,7 @@ _TARGETS = ("esp32", "esp32s2", "esp32s3", "esp32c2", "esp32c3", "esp32c5", "esp
 
 _COMMAND = re.compile(r"(\w+)\s*\(")
 _ARG = re.compile(r'"((?:\\.|[^"\\])*)"|((?:\\.|[^\s()"\\])+)|(\()|(\))')
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 _VAR = re.compile(r"\$\{(\w+)\}")
 
 
@@ -139,7 +140,7 @@ def upstream_variants(root: Path, listing: list[dict[str, object]],
         build = next((b for b in builds if b.get("name") == rec["name"]), builds[0] if len(builds) == 1 else None)
         if build is None:
             continue
-        target = str(cfg.get("target") or rec["target"])
+        target = str(rec["target"])  # today's variant: its target, its files as the tree has them
         out.append(Variant(str(rec["full_name"]), board, str(rec["config"]), target,
                            str(cfg.get("type") or board.replace("/", "-")),
                            settings(root, target, list(build.get("sdkconfig_append", [])))))
@@ -254,8 +255,8 @@ def _expand(arg: str, variables: dict[str, set[str]]) -> list[str]:
 
 
 def cmake_reads(root: Path, variant: Variant, defaults: dict[str, Tri],
-                commands: list[tuple[str, list[str]]]) -> tuple[set[str], list[str]]:
-    """(files main/CMakeLists.txt makes the variant's build read, INCLUDE_DIRS), repo-relative paths."""
+                commands: list[tuple[str, list[str]]]) -> tuple[set[str], list[str], dict[str, Tri]]:
+    """(files main/CMakeLists.txt makes the variant's build read, INCLUDE_DIRS, the Kconfig values used)."""
     env: dict[str, Tri] = {f"CONFIG_{k}": v for k, v in defaults.items()}
     for key in env:  # the board symbol picks one member of the BOARD_TYPE choice
         if key.startswith("CONFIG_BOARD_TYPE_"):
@@ -325,7 +326,7 @@ def cmake_reads(root: Path, variant: Variant, defaults: dict[str, Tri],
                 for path in _expand(arg, variables):
                     reads |= _glob(root, path)
     reads |= {p for p, on in sources.items() if on is not False and (root / p).is_file()}
-    return reads, include_dirs
+    return reads, include_dirs, env
 
 
 @functools.cache
@@ -333,12 +334,37 @@ def _glob(root: Path, pattern: str) -> frozenset[str]:
     return frozenset(str(Path(p).relative_to(root)) for p in glob.glob(str(root / pattern)) if Path(p).is_file())
 
 
+_GUARD = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*(.*)$")
+_SIMPLE = re.compile(r"^(!?)\s*(?:defined\s*\(\s*(CONFIG_\w+)\s*\)|defined\s+(CONFIG_\w+)|(CONFIG_\w+))\s*$")
+
+
 @functools.cache
-def _includes(root: Path, path: str) -> tuple[str, ...]:
-    """The ``#include "..."`` names of one file (comments removed)."""
+def _includes(root: Path, path: str) -> tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]:
+    """The ``#include "..."`` names of one file (comments removed), each with the simple Kconfig guards
+    around it: ``(symbol, wanted value)`` for ``#ifdef/#ifndef/#if [!]CONFIG_X`` (and their ``#else``);
+    any other condition guards nothing (the include counts as read)."""
     if not path.endswith((".c", ".cc", ".cpp", ".h", ".hpp", ".inc")):
         return ()
-    return tuple(_INCLUDE.findall(strip_comments((root / path).read_text(encoding="utf-8", errors="replace"))))
+    out = []
+    stack: list[tuple[str, bool] | None] = []
+    for line in strip_comments((root / path).read_text(encoding="utf-8", errors="replace")).splitlines():
+        if m := _GUARD.match(line):
+            word, rest = m.group(1), m.group(2).strip()
+            if word in ("ifdef", "ifndef", "if"):
+                simple = _SIMPLE.match(rest) if word == "if" else _SIMPLE.match(rest.split()[0] if rest else "")
+                symbol = (simple.group(2) or simple.group(3) or simple.group(4)) if simple else None
+                wanted = (word != "ifndef") != bool(simple and simple.group(1))
+                stack.append((symbol, wanted) if symbol else None)
+            elif word == "else" and stack:
+                top = stack.pop()
+                stack.append((top[0], not top[1]) if top else None)
+            elif word == "elif" and stack:
+                stack[-1] = None
+            elif word == "endif" and stack:
+                stack.pop()
+        elif m := _INCLUDE.match(line):
+            out.append((m.group(1), tuple(g for g in stack if g)))
+    return tuple(out)
 
 
 @functools.cache
@@ -347,21 +373,37 @@ def _resolve(root: Path, base: str, name: str) -> str | None:
     return str(cand.relative_to(root)) if cand.is_file() and root in cand.parents else None
 
 
-def include_closure(root: Path, files: set[str], include_dirs: list[str]) -> set[str]:
-    """``files`` plus every project file reachable through ``#include "..."``."""
+def include_closure(root: Path, files: set[str], include_dirs: list[str], env: dict[str, Tri]) -> set[str]:
+    """``files`` plus every project file reachable through ``#include "..."`` whose Kconfig guards do not
+    exclude it for this variant (``env``: True / False / unknown per CONFIG_ symbol)."""
+    symbols = frozenset((k, v) for k, v in env.items() if v is not None and k in _guard_symbols(root))
     seen: set[str] = set()
     for path in files:
-        seen |= _closure_of(root, path, tuple(include_dirs))
+        seen |= _closure_of(root, path, tuple(include_dirs), symbols)
     return seen
 
 
 @functools.cache
-def _closure_of(root: Path, path: str, dirs: tuple[str, ...]) -> frozenset[str]:
+def _guard_symbols(root: Path) -> frozenset[str]:
+    """Every CONFIG_ symbol that guards an include somewhere in the tree's main/ sources."""
+    out: set[str] = set()
+    for p in (root / "main").rglob("*"):
+        if p.is_file():
+            for _, guards in _includes(root, str(p.relative_to(root))):
+                out |= {g for g, _ in guards}
+    return frozenset(out)
+
+
+@functools.cache
+def _closure_of(root: Path, path: str, dirs: tuple[str, ...], known: frozenset[tuple[str, bool]]) -> frozenset[str]:
     """One file and everything it reaches through ``#include "..."`` (resolved like the compiler)."""
+    values = dict(known)
     seen, todo = {path}, [path]
     while todo:
         current = todo.pop()
-        for name in _includes(root, current):
+        for name, guards in _includes(root, current):
+            if any(values.get(symbol, wanted) != wanted for symbol, wanted in guards):
+                continue  # excluded by a guard this variant's Kconfig values decide
             for base in (str(Path(current).parent), *dirs):
                 rel = _resolve(root, base, name)
                 if rel is not None:
@@ -381,12 +423,12 @@ def build_reads(root: Path, listing: list[dict[str, object]],
     commands = _commands((root / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
     out: dict[str, set[str]] = {}
     for v in upstream_variants(root, listing, dir_of):
-        reads, include_dirs = cmake_reads(root, v, defaults, commands)
+        reads, include_dirs, env = cmake_reads(root, v, defaults, commands)
         reads |= {f"main/boards/{v.board_dir}/config.json", "sdkconfig.defaults"}
         if (root / f"sdkconfig.defaults.{v.target}").is_file():
             reads.add(f"sdkconfig.defaults.{v.target}")
         table = v.sdkconfig.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME")
         if table:
             reads.add(table)
-        out[v.full_name] = include_closure(root, reads, include_dirs)
+        out[v.full_name] = include_closure(root, reads, include_dirs, env)
     return out

@@ -12,11 +12,13 @@ Historical paths are translated to today's names through the board-directory ren
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from xzbuild.matrix.graph import BoardGraph
 from xzbuild.matrix.select import select_variants
 from xzbuild.model import load_boards
 
-REPLAY_WINDOW = 20  # ~40 s of CPU on 2 cores (each recomputed read set exports a tree)
+REPLAY_WINDOW = 30  # ~50 s on 2 cores at low load (each recomputed read set exports a tree)
 _C_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp", ".inc")
 
 
@@ -135,6 +137,24 @@ class ReplayRow:
     recomputed: bool = True  # the oracle's read sets were computed on this commit's tree
 
 
+def _dir_renames(renames: list[tuple[str, str]], dir_map: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Board directories a step renamed: for each old directory, where most of its renamed files went (git
+    also pairs look-alike files of different boards, e.g. two boards' config.json)."""
+    votes: dict[str, Counter[str]] = {}
+    for old, new in renames:
+        if old.startswith("main/boards/") and new.startswith("main/boards/"):
+            old_dir, new_dir = old.rsplit("/", 1)[0], _today(new, dir_map).rsplit("/", 1)[0]
+            if old_dir != new_dir:
+                votes.setdefault(old_dir, Counter())[new_dir] += 1
+    return [(old, counts.most_common(1)[0][0]) for old, counts in votes.items()
+            if (old, counts.most_common(1)[0][0]) not in dir_map]
+
+
+def _board_dir_then(today: str, renamed: list[tuple[str, str]]) -> str:
+    """A board directory (relative to main/boards) of today's listing as the replayed commit names it."""
+    return _historical_dir(f"main/boards/{today}", renamed).removeprefix("main/boards/")
+
+
 def _historical_dir(today: str, dir_map: list[tuple[str, str]]) -> str:
     """Today's board directory as it was named before the renames in ``dir_map`` (newest first)."""
     for old, new in reversed(dir_map):
@@ -165,8 +185,7 @@ def replay(repo_root: Path, upstream: Path, commits: int, scratch: Path) -> list
         content = _Content(upstream, commit, parent, historical)
         if not reuse:
             tree = _export(upstream, commit, scratch / commit[:12])
-            reads = build_reads(tree, listing,
-                                lambda d: _historical_dir(f"main/boards/{d}", dir_map).removeprefix("main/boards/"))
+            reads = build_reads(tree, listing, functools.partial(_board_dir_then, renamed=list(dir_map)))
             recomputed += 1
             shutil.rmtree(tree)
         chosen = {e.full_name for e in select_variants(entries, list(historical), graph, content).entries}
@@ -175,11 +194,7 @@ def replay(repo_root: Path, upstream: Path, commits: int, scratch: Path) -> list
         rows.append(ReplayRow(commit[:8], len(chosen), len(required), sorted(required - chosen),
                               _git(upstream, "log", "-1", "--format=%s", commit).strip()[:50], not reuse))
         reuse = _keeps_structure(changed, content)
-        for old, new in renames:
-            if old.startswith("main/boards/") and new.startswith("main/boards/"):
-                old_dir, new_dir = old.rsplit("/", 1)[0], _today(new, dir_map).rsplit("/", 1)[0]
-                if old_dir != new_dir and (old_dir, new_dir) not in dir_map:
-                    dir_map.append((old_dir, new_dir))
+        dir_map += _dir_renames(renames, dir_map)
     assert recomputed == sum(r.recomputed for r in rows)
     return rows
 
