@@ -1,13 +1,21 @@
-"""Shared test fixtures: paths to the repository and to the reference data in ../shared/fixtures."""
+"""Shared test fixtures: paths to the repository, the reference data in ../shared/fixtures, and the upstream
+firmware tree (the oracle most equivalence tests judge against)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+UPSTREAM_BUNDLE = SHARED_FIXTURES / "upstream" / "xiaozhi-esp32-last301.bundle"
+UPSTREAM_BRANCH = "main-last301"
+#: The upstream commit the committed boards/ were imported from (tip of the bundle's branch).
+UPSTREAM_COMMIT = "48142026b50b50f6748c003ae3b28d1cbe4cb667"
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +29,64 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         pytest.fail(f"reference fixtures not found at {SHARED_FIXTURES}")
     return SHARED_FIXTURES
+
+
+def _missing_oracle(reason: str) -> None:
+    """Under CI a missing oracle fails the run; on a laptop it skips with the reason (and how to fix)."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"oracle unavailable under CI=true: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A work tree of the upstream firmware: ``$XZBUILD_UPSTREAM`` if set, else a clone of the bundle's
+    ``main-last301`` branch (tip = upstream 48142026, with its last 300 commits), made once per session."""
+    override = os.environ.get("XZBUILD_UPSTREAM")
+    if override:
+        path = Path(override)
+        if not (path / "main" / "boards").is_dir():
+            _missing_oracle(f"XZBUILD_UPSTREAM={override} is not an upstream checkout (no main/boards)")
+        return path
+    if not UPSTREAM_BUNDLE.is_file():
+        _missing_oracle(f"upstream bundle not found at {UPSTREAM_BUNDLE} (or set XZBUILD_UPSTREAM)")
+    if shutil.which("git") is None:
+        _missing_oracle("git is not installed (apt-get install git)")
+    dest = tmp_path_factory.mktemp("upstream") / "xiaozhi-esp32"
+    proc = subprocess.run(["git", "clone", "-q", "-b", UPSTREAM_BRANCH, str(UPSTREAM_BUNDLE), str(dest)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        _missing_oracle(f"git clone of {UPSTREAM_BUNDLE} failed: {proc.stderr.strip()}")
+    return dest
+
+
+@pytest.fixture(scope="session")
+def upstream_history(upstream: Path) -> Path:
+    """The same upstream clone, for tests that read its history (the bundle's last 300 commits)."""
+    return upstream
+
+
+#: The git tree of upstream 48142026 (equal for the bundle's tip and for a real upstream clone).
+UPSTREAM_TREE = "8f20cd0bfa6e6286f8d095dd25de2b749706fadf"
+
+
+@pytest.fixture(scope="session")
+def upstream_at_pin(upstream: Path) -> Path:
+    """The upstream tree, required to be at the commit boards/ was imported from. Compared by tree id, so a
+    real upstream clone (whose commit ids differ from the bundle's) is accepted too."""
+    proc = subprocess.run(["git", "-C", str(upstream), "rev-parse", "HEAD^{tree}"],
+                          capture_output=True, text=True, check=False)
+    if proc.stdout.strip() != UPSTREAM_TREE:
+        _missing_oracle(f"upstream checkout {upstream} is not at upstream {UPSTREAM_COMMIT[:8]} "
+                        f"(tree {proc.stdout.strip() or proc.stderr.strip()})")
+    return upstream
+
+
+@pytest.fixture(scope="session")
+def gcc() -> str:
+    """The C preprocessor driver the config.h oracles run (installed by the Makefile's APT_PACKAGES)."""
+    path = shutil.which("gcc") or shutil.which("cpp")
+    if path is None:
+        _missing_oracle("gcc is not installed (apt-get install gcc)")
+    assert path is not None
+    return path

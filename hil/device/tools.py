@@ -1,7 +1,8 @@
 """The MCP tools a virtual device registers: the board's declared tools, the common and user-only tools.
 
-Which common tools exist depends on the hardware (backlight, LVGL display, camera), as in the firmware;
-the virtual board reads those facts from the board info embedded in the app image.
+Which common and user-only tools exist depends on the hardware (backlight, LVGL display, camera,
+LV_USE_SNAPSHOT), as in the firmware: the table is :mod:`hil.protocol.tools_table`, the facts come from the
+app-facts record embedded in the app image (:mod:`hil.protocol.app_facts`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hil.device.mcp import McpServer, Prop, Tool
+from hil.protocol.tools_table import ToolSpec, firmware_tools
 
 
 def board_tools(info: dict[str, Any], log: Callable[[str, str, str], None]) -> list[Tool]:
@@ -35,62 +37,74 @@ def board_tools(info: dict[str, Any], log: Callable[[str, str, str], None]) -> l
 def register_all(mcp: McpServer, info: dict[str, Any], state: dict[str, Any],
                  log: Callable[[str, str, str], None], reboot: Callable[[], None]) -> None:
     """Board tools are registered first (board constructor); the common tools are then put in front of
-    them and the user-only tools appended, which gives the firmware's list order."""
+    them and the user-only tools appended, which gives the firmware's list order. Which common and user-only
+    tools exist comes from :data:`hil.protocol.tools_table.FIRMWARE_TOOLS` and the embedded facts."""
     for tool in board_tools(info, log):
         mcp.add(tool)
-    common: list[Tool] = []
+    handlers = _handlers(info, state, log, reboot)
+    mcp.add_in_front([_tool(spec, handlers) for spec in firmware_tools(info, user_only=False)])
+    for spec in firmware_tools(info, user_only=True):
+        mcp.add(_tool(spec, handlers))
+
+
+def _tool(spec: ToolSpec, handlers: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]]) -> Tool:
+    description, handler = handlers[spec.name]
+    props = [Prop(p.name, p.type, p.default, p.minimum, p.maximum) for p in spec.properties]
+    return Tool(spec.name, description, props, handler, spec.user_only)
+
+
+def _handlers(info: dict[str, Any], state: dict[str, Any], log: Callable[[str, str, str], None],
+              reboot: Callable[[], None]) -> dict[str, tuple[str, Callable[[dict[str, Any]], Any]]]:
+    """What each firmware tool does on the virtual device (description, handler)."""
+    display = info.get("display") if isinstance(info.get("display"), dict) else {}
+    assert isinstance(display, dict)
 
     def set_volume(args: dict[str, Any]) -> bool:
         state["volume"] = args["volume"]
         log("I", "AudioCodec", f"Set output volume to {args['volume']}")
         return True
 
-    common.append(Tool("self.get_device_status", "Current speaker, screen and network status of the device.", [],
-                       lambda args: device_status(state)))
-    common.append(Tool("self.audio_speaker.set_volume", "Set the speaker volume (0-100).",
-                 [Prop("volume", "integer", None, 0, 100)], set_volume))
-    if info.get("backlight"):
-        def set_brightness(args: dict[str, Any]) -> bool:
-            state["brightness"] = args["brightness"]
-            return True
+    def set_brightness(args: dict[str, Any]) -> bool:
+        state["brightness"] = args["brightness"]
+        return True
 
-        common.append(Tool("self.screen.set_brightness", "Set the screen brightness (0-100).",
-                     [Prop("brightness", "integer", None, 0, 100)], set_brightness))
-    display = info.get("display") or {}
-    if display.get("lvgl"):
-        def set_theme(args: dict[str, Any]) -> bool:
-            if args["theme"] not in ("light", "dark"):
-                return False
-            state["theme"] = args["theme"]
-            return True
-
-        common.append(Tool("self.screen.set_theme", "Set the screen theme: light or dark.",
-                     [Prop("theme", "string")], set_theme))
-    if info.get("camera"):
-        common.append(Tool("self.camera.take_photo", "Take a photo and describe it.", [Prop("question", "string")],
-                           lambda args: {"success": False, "message": "virtual board has no camera sensor"}))
-    mcp.add_in_front(common)
-    mcp.add(Tool("self.get_system_info", "System information of the device.", [],
-                 lambda args: {"chip": state.get("chip"), "version": state.get("version")}, user_only=True))
+    def set_theme(args: dict[str, Any]) -> bool:
+        if args["theme"] not in ("light", "dark"):
+            return False
+        state["theme"] = args["theme"]
+        return True
 
     def do_reboot(args: dict[str, Any]) -> bool:
         reboot()
         return True
 
-    mcp.add(Tool("self.reboot", "Reboot the device.", [], do_reboot, user_only=True))
-    mcp.add(Tool("self.upgrade_firmware", "Upgrade the firmware from a URL.",
-                 [Prop("url", "string", "The URL of the firmware binary")], lambda args: False, user_only=True))
-    if display.get("lvgl"):
-        mcp.add(Tool("self.screen.get_info", "Screen size and type.", [],
-                     lambda args: {"width": display.get("width", 0), "height": display.get("height", 0),
-                                   "monochrome": bool(display.get("monochrome"))}, user_only=True))
-
     def set_assets_url(args: dict[str, Any]) -> bool:
         state["assets_download_url"] = args["url"]
         return True
 
-    mcp.add(Tool("self.assets.set_download_url", "Download assets from this URL at the next boot.",
-                 [Prop("url", "string")], set_assets_url, user_only=True))
+    def no_network_fetch(args: dict[str, Any]) -> bool:
+        log("W", "MCP", f"virtual board does not fetch {args.get('url')}")
+        return False
+
+    return {
+        "self.get_device_status": ("Current speaker, screen and network status of the device.",
+                                   lambda args: device_status(state)),
+        "self.audio_speaker.set_volume": ("Set the speaker volume (0-100).", set_volume),
+        "self.screen.set_brightness": ("Set the screen brightness (0-100).", set_brightness),
+        "self.screen.set_theme": ("Set the screen theme: light or dark.", set_theme),
+        "self.camera.take_photo": ("Take a photo and describe it.",
+                                   lambda args: {"success": False, "message": "virtual board has no camera sensor"}),
+        "self.get_system_info": ("System information of the device.",
+                                 lambda args: {"chip": state.get("chip"), "version": state.get("version")}),
+        "self.reboot": ("Reboot the device.", do_reboot),
+        "self.upgrade_firmware": ("Upgrade the firmware from a URL.", lambda args: False),
+        "self.screen.get_info": ("Screen size and type.",
+                                 lambda args: {"width": display.get("width", 0), "height": display.get("height", 0),
+                                               "monochrome": bool(display.get("monochrome"))}),
+        "self.screen.snapshot": ("Snapshot the screen and upload it to a URL.", no_network_fetch),
+        "self.screen.preview_image": ("Preview an image from a URL on the screen.", no_network_fetch),
+        "self.assets.set_download_url": ("Download assets from this URL at the next boot.", set_assets_url),
+    }
 
 
 def device_status(state: dict[str, Any]) -> dict[str, Any]:
@@ -99,23 +113,3 @@ def device_status(state: dict[str, Any]) -> dict[str, Any]:
     if "brightness" in state or "theme" in state:
         status["screen"] = {"brightness": state.get("brightness", 100), "theme": state.get("theme", "light")}
     return status
-
-
-def expected_tool_names(info: dict[str, Any], user: bool = False) -> list[str]:
-    """Names ``tools/list`` returns for a board with these facts (used by the HIL suite's expectations)."""
-    names: list[object] = ["self.get_device_status", "self.audio_speaker.set_volume"]
-    display = info.get("display") or {}
-    if info.get("backlight"):
-        names.append("self.screen.set_brightness")
-    if display.get("lvgl"):
-        names.append("self.screen.set_theme")
-    if info.get("camera"):
-        names.append("self.camera.take_photo")
-    names += [t.get("name") for t in info.get("tools") or [] if isinstance(t, dict) and not t.get("user_only")]
-    if user:
-        names += [t.get("name") for t in info.get("tools") or [] if isinstance(t, dict) and t.get("user_only")]
-        names += ["self.get_system_info", "self.reboot", "self.upgrade_firmware"]
-        if display.get("lvgl"):
-            names.append("self.screen.get_info")
-        names.append("self.assets.set_download_url")
-    return [str(n) for n in names]

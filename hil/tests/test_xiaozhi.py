@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from hil.device.tools import expected_tool_names
 from hil.plugin import SUITE_SCENARIO, expect_boot_line
+from hil.protocol.tools_table import expected_tool_names
 
 TURN = SUITE_SCENARIO["devices"]["default"]["turns"][0]
 VOLUME = SUITE_SCENARIO["devices"]["default"]["mcp"]["calls"][0]["arguments"]["volume"]

@@ -7,11 +7,11 @@ Facts: specs/esp-images-and-flashing.md §1-6 and §11. Error lines use ESP-IDF'
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from hil.protocol.app_facts import decode_facts
 from hil.vboard import otadata
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
@@ -20,9 +20,6 @@ from xzbuild.core.images import parse_app_desc
 IMAGE_MAGIC = 0xE9
 TABLE_OFFSET = 0x8000
 TABLE_SIZE = 0xC00
-#: Board facts embedded in an app image by xzbuild's builds (the idf.py stand-in writes them right after
-#: the app descriptor): the marker, then a NUL-terminated JSON object ({"board_name", "tools", ...}).
-BOARD_INFO_MARKER = b"XZSTANDIN"
 
 
 class BootError(Exception):
@@ -180,21 +177,12 @@ def select_app(parts: list[Partition], flash: Flash) -> list[Partition]:
 
 
 def board_info(segment: bytes) -> dict[str, Any]:
-    """Board facts the build embedded in an app's first segment, or {} if absent or unreadable.
+    """Board facts the build embedded in an app's first segment (:mod:`hil.protocol.app_facts`), or {}.
 
     A real firmware compiles BOARD_NAME into its rodata without a marker; a virtual board relies on the
     build writing these facts so it can print what that firmware would print.
     """
-    at = segment.find(BOARD_INFO_MARKER)
-    if at < 0:
-        return {}
-    start = at + len(BOARD_INFO_MARKER)
-    end = segment.find(b"\x00", start)
-    try:
-        info = json.loads(segment[start : end if end >= 0 else len(segment)].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return info if isinstance(info, dict) else {}
+    return decode_facts(segment, limit=None)
 
 
 def boot_app(flash: Flash, chip: ChipModel) -> tuple[AppInfo, list[str]]:

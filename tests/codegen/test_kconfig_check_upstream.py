@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.importer.conftest import export_tree, upstream_history  # noqa: F401, F811 (session fixture)
+from tests.importer.conftest import export_tree
 from xzbuild.cli.main import main
 
 
-def test_dropped_lines_warned_and_strict_fails(upstream_history: Path, repo_root: Path,  # noqa: F811
+def test_dropped_lines_warned_and_strict_fails(upstream_history: Path, repo_root: Path,
                                                tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = export_tree(upstream_history, "HEAD", tmp_path / "fw")
     boards = str(repo_root / "boards")
@@ -25,7 +25,7 @@ def test_dropped_lines_warned_and_strict_fails(upstream_history: Path, repo_root
     assert main(["boards", "kconfig-check", "--firmware", str(tree), "--boards", boards, "--strict"]) == 1
 
 
-def test_prefixless_lines_kept_and_warned(upstream_history: Path, tmp_path: Path,  # noqa: F811
+def test_prefixless_lines_kept_and_warned(upstream_history: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """HEAD~66 (2026-06) ships two 'LCD_ST7789_240X240_7PIN=y' lines without CONFIG_: the import keeps them
     verbatim (so the build ignores them as upstream's did) and says so; kconfig-check warns with file:line."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importer.conftest import export_tree, upstream_history  # noqa: F401 (session fixture)
+from tests.importer.conftest import export_tree
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standin"
@@ -32,7 +32,7 @@ def xz(*args: str, env: dict[str, str] | None = None) -> str:
     return proc.stdout
 
 
-def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,  # noqa: F811
+def test_add_a_board_guide(upstream_history: Path, tmp_path: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"  # a clone of the xzbuild repo: boards/ under git
     shutil.copytree(REPO / "boards", project / "boards")

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hil.device.mcp import McpServer, Prop, Tool
-from hil.device.tools import expected_tool_names, register_all
+from hil.device.tools import register_all
+from hil.protocol.tools_table import expected_tool_names
 from hil.vboard.chip import make_chip
 from hil.vboard.flash import Flash
 from hil.vboard.loader import SerialLoader, checksum, slip_encode

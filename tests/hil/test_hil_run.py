@@ -4,6 +4,7 @@ flashing, a corrupted app is reported clearly, concurrent runs never share a boa
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -30,12 +31,16 @@ def results(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`xzbuild matrix build` of two real board variants (S3 and C6) with the idf.py stand-in → dist/."""
+def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch, upstream: Path | None = None) -> Path:
+    """`xzbuild matrix build` of two real board variants (S3 and C6) with the idf.py stand-in → dist/. With
+    ``upstream``, a copy of that tree is the firmware, so the stand-in embeds the boards' real hardware facts."""
     from tests.build.firmware import make_project, standin_env
     from xzbuild.cli.main import main
 
     boards, firmware = make_project(root, ["bread-compact-wifi.yaml", "waveshare/esp32-c6-touch-amoled-2.06.yaml"])
+    if upstream is not None:
+        firmware = root / "upstream-firmware"
+        shutil.copytree(upstream, firmware, ignore=shutil.ignore_patterns(".git"))
     for key, value in standin_env(root / "standin.jsonl", XZ_STANDIN_ASSETS="bread-compact-wifi").items():
         monkeypatch.setenv(key, value)
     dist = root / "dist"
@@ -44,8 +49,10 @@ def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return dist
 
 
-def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    dist = matrix_dist(tmp_path / "project", monkeypatch)
+def test_virtual_two_chips_pass_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upstream_at_pin: Path) -> None:
+    """Built on upstream's tree, so the images carry real facts (S3 OLED with LV_USE_SNAPSHOT: theme, screen
+    info, snapshot and preview tools; C6 AMOLED) and the suite checks the tool list from the tools table."""
+    dist = matrix_dist(tmp_path / "project", monkeypatch, upstream_at_pin)
     junit, out = tmp_path / "junit.xml", tmp_path / "out"
     proc = hil("run", "--virtual", "2", "--dist", str(dist), "--jobs", "2", "--junit", str(junit), "--out", str(out),
                "--json")

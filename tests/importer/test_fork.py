@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importer.conftest import export_tree, upstream_history  # noqa: F401 (session fixture)
+from tests.importer.conftest import export_tree
 from xzbuild.cli.main import main
 
 FORK_KCONFIG = "\tconfig BOARD_TYPE_ACME_FORK_BOARD\n\t\tbool \"Bread Compact Fork Board\"\n"
@@ -45,7 +45,7 @@ def _make_fork(tree: Path) -> Path:
     return tree
 
 
-def test_fork_board_onto_today(upstream_history: Path, repo_root: Path, tmp_path: Path,  # noqa: F811
+def test_fork_board_onto_today(upstream_history: Path, repo_root: Path, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     fork = _make_fork(export_tree(upstream_history, "HEAD~165", tmp_path / "fork"))
     today = export_tree(upstream_history, "HEAD", tmp_path / "today")

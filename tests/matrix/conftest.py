@@ -27,20 +27,3 @@ def make_entry(board: str, name: str | None = None, target: str = "esp32s3", ena
                        status=Status.ENABLED if enabled else Status.DISABLED,
                        reason=None if enabled else "requires IDF >= 6.1", preview=preview)
 
-
-@pytest.fixture(scope="session")
-def upstream_history(shared_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The upstream tree with its last 300 commits: $XZBUILD_UPSTREAM, else a clone of the bundle in
-    ../shared/fixtures/upstream (made once per session)."""
-    import os
-    import subprocess
-
-    given = os.environ.get("XZBUILD_UPSTREAM")
-    if given:
-        return Path(given)
-    bundle = shared_fixtures / "upstream" / "xiaozhi-esp32-last301.bundle"
-    if not bundle.is_file():
-        pytest.fail(f"upstream bundle not found at {bundle}")
-    dest = tmp_path_factory.mktemp("upstream") / "xiaozhi-esp32"
-    subprocess.run(["git", "clone", "-q", "-b", "main-last301", str(bundle), str(dest)], check=True)
-    return dest

@@ -48,6 +48,7 @@ except ImportError:  # started by a bare python3 from PATH: re-run with the proj
     raise
 sys.path[:0] = [str(HERE), str(REPO)]
 
+from board_facts import hardware_facts  # noqa: E402
 from images import make_app_image, make_bootloader_image  # noqa: E402
 
 CHOICES = ("CONFIG_ESPTOOLPY_FLASHSIZE_", "CONFIG_ESPTOOLPY_FLASHMODE_", "CONFIG_ESPTOOLPY_FLASHFREQ_",
@@ -245,7 +246,7 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     except (TableError, ValueError) as exc:
         raise Failure(f"Partition table error: {exc}") from None
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
-            "preview": bool(defines.get("_PREVIEW"))}
+            "preview": bool(defines.get("_PREVIEW")), **hardware_facts(project, values)}
     min_rev, max_rev = chip_revisions(target, values)
     app = make_app_image(target, version=version, board_name=board or project_name, project_name=project_name,
                          idf_ver=f"v{idf_version()}", info=info, size=int(knob("XZ_STANDIN_APP_SIZE", board) or 0),

@@ -8,9 +8,9 @@ this module, and so can anything that needs a flashable image (virtual boards, f
     boot = make_bootloader_image("esp32s3")
     read_standin_info(app)  # {"board_name": "bread-compact-wifi", ...}
 
-The app's DROM segment carries, right after the 256-byte descriptor, a marker ``XZSTANDIN`` followed by a
-NUL-terminated JSON object (board name, target, anything passed as ``info``) so a virtual board can find the
-identity a real firmware compiles in (``BOARD_NAME``).
+The app's DROM segment carries, right after the 256-byte descriptor, the app-facts record
+(:mod:`hil.protocol.app_facts`: board name, target, version and anything passed as ``info``) so a virtual
+board can find the identity and hardware a real firmware compiles in.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import json
 import struct
 from typing import Any
 
+from hil.protocol.app_facts import decode_facts, encode_facts
+
 APP_DESC = struct.Struct("<II8s32s32s16s16s32s32sHHB3s72s")
 BOOT_DESC = struct.Struct("<B3sI32s24s16s")
-INFO_MARKER = b"XZSTANDIN"
 FLASH_MODES = {"qio": 0, "qout": 1, "dio": 2, "dout": 3}
 PAGE = 0x10000
 
@@ -72,7 +73,7 @@ def make_app_image(chip: str, *, version: str, board_name: str, project_name: st
 
     rom = CHIP_DEFS[chip]
     identity = {"board_name": board_name, "target": chip, "version": version, **(info or {})}
-    blob = INFO_MARKER + json.dumps(identity, sort_keys=True).encode() + b"\0"
+    blob = encode_facts(identity)
     seed = f"{chip}/{board_name}/{version}/{json.dumps(info or {}, sort_keys=True)}"
     elf_sha = hashlib.sha256(seed.encode()).digest()
     rodata = app_desc(version=version, project_name=project_name, idf_ver=idf_ver, elf_sha256=elf_sha,
@@ -130,9 +131,5 @@ def _ram(rom: Any) -> tuple[int, int]:
 
 
 def read_standin_info(app: bytes) -> dict[str, Any]:
-    """The identity JSON the stand-in embeds after the app descriptor (empty dict when absent)."""
-    pos = app.find(INFO_MARKER, 0, 0x2000)
-    if pos < 0:
-        return {}
-    end = app.index(b"\0", pos)
-    return dict(json.loads(app[pos + len(INFO_MARKER) : end]))
+    """The app-facts record the stand-in embeds after the app descriptor (empty dict when absent)."""
+    return decode_facts(app)

@@ -20,6 +20,8 @@ With `threshold` < 1, a selection covering at least that share of all variants b
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +207,15 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
     part = picker.graph.path_map.part_for(path)
     if part is None:
         return False
+    unit = _listed_unit(path, content)
+    if unit is not None:  # compiled into every build that lists it, used or not: its users are not enough
+        gate = _compile_gate(unit, picker, content)
+        reason = f"part {part.name}: main/CMakeLists.txt compiles {unit.removeprefix('main/')}"
+        if gate is None:
+            picker.all(path, f"{reason} into every build")
+        else:
+            picker.where(path, [e for e in picker.entries if gate.admits(e)], f"part {part.name}; {_describe(gate)}")
+        return True
     users = picker.graph.part_users(part)
     gate = _compile_gate(path, picker, content)
     if users is None and gate is None:
@@ -215,6 +226,38 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
         hit = [e for e in picker.entries if (users is None or e.board in users) and gate.admits(e)]
         picker.where(path, hit, f"uses part {part.name}; {_describe(gate)}")
     return True
+
+
+def _listed_unit(path: str, content: ContentSource | None) -> str | None:
+    """The translation unit main/CMakeLists.txt (old or new) lists for the main component that ``path`` is,
+    or that a header ``path`` belongs to (same stem beside it); None if it lists none. The component is
+    linked WHOLE_ARCHIVE, so such a unit is compiled (and can break) in every build that lists it."""
+    if content is None or not path.startswith("main/"):
+        return None
+    stem, dot, suffix = path.rpartition(".")
+    units = [path] if "." + suffix in _COMPILED_SUFFIXES else [stem + s for s in _COMPILED_SUFFIXES] if dot else []
+    sides = [text for get in (content.old, content.new) if (text := get("main/CMakeLists.txt")) is not None]
+    for unit in units:
+        rel = unit.removeprefix("main/")
+        mention = re.compile(rf"(?<![\w/.-]){re.escape(rel)}(?![\w/.-])")
+        if any(mention.search(text) or _globbed(rel, text) for text in sides):
+            return unit
+    return None
+
+
+_GLOB_ARGS = re.compile(r"file\s*\(\s*GLOB(?:_RECURSE)?\s+\w+([^)]*)\)", re.I)
+
+
+def _globbed(rel: str, cmake: str) -> bool:
+    """Whether a ``file(GLOB ...)`` of the component (``${CMAKE_CURRENT_SOURCE_DIR}/<dir>/*.cc``, no other
+    variables) picks up ``main/<rel>`` — older upstream trees compiled boards/common/*.cc that way."""
+    for m in _GLOB_ARGS.finditer(cmake):
+        for arg in m.group(1).split():
+            pattern = arg.strip('"').replace("${CMAKE_CURRENT_SOURCE_DIR}/", "", 1)
+            if "${" not in pattern and "/" in pattern and fnmatch.fnmatchcase(rel, pattern) and \
+                    rel.count("/") == pattern.count("/"):
+                return True
+    return False
 
 
 def _gated_source(path: str, picker: _Picker, content: ContentSource | None) -> bool:
