@@ -97,7 +97,6 @@ def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allo
             continue
         present.append((job, line))
     if present:
-        _quiet_esp_logger()
         evaluator = KconfigEvaluator(kconfig_text, firmware)
         try:
             for job, line in present:
@@ -132,18 +131,6 @@ def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allo
             f"{job.full_name}: the firmware tree differs from boards/ in {mine[0]}{more} (`xzbuild generate --check`);"
             f" run `xzbuild generate --firmware {firmware}` or pass --allow-drift"))
     return result
-
-
-def _quiet_esp_logger() -> None:
-    """esp-idf-kconfig logs through esp_pylib's rich consoles, bound to the sys.stderr of their first use (a
-    closed stream by now, under a test runner or a redirect); rebind them to today's, quiet."""
-    try:
-        from esp_pylib.logger import log
-    except ImportError:  # older esp-idf-kconfig: print-based notes
-        return
-    configure = getattr(log, "set_console_options", None)
-    if configure is not None:
-        configure(quiet=True)
 
 
 def _read(path: Path) -> bytes:
@@ -246,8 +233,8 @@ def version_of(text: str) -> str | None:
 
 def app_problems(job: BuildJob, build: Path, project_name: str) -> list[str]:
     """The app descriptor against what was asked for: project name, PROJECT_VER, ESP-IDF version."""
-    from xzbuild.core.images import inspect_image
     from xzbuild.core.errors import UserError
+    from xzbuild.core.images import inspect_image
 
     try:
         args = json.loads((build / "flasher_args.json").read_text(encoding="utf-8"))

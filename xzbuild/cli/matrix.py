@@ -21,16 +21,19 @@ KNOWN_IDF_RELEASES = ("5.3", "5.4", "5.5", "6.0", "6.1")
 
 def _known_idf(ctx: click.Context, param: click.Parameter, value: object) -> object:
     """Reject ESP-IDF versions outside the known release lines (one value or a tuple of them)."""
+    for text in value if isinstance(value, tuple) else (value,):
+        if text is not None:
+            _check_release_line(str(text), ctx, param)
+    return value
+
+
+def _check_release_line(text: str, ctx: click.Context | None = None, param: click.Parameter | None = None) -> None:
     from xzbuild.matrix import normalize_idf
 
-    for text in value if isinstance(value, tuple) else (value,):
-        if text is None:
-            continue
-        line = ".".join(normalize_idf(str(text)).split(".")[:2])
-        if line not in KNOWN_IDF_RELEASES:
-            raise click.BadParameter(f"ESP-IDF {text} is not a known release line ({', '.join(KNOWN_IDF_RELEASES)})"
-                                     "; check for a typo", ctx=ctx, param=param)
-    return value
+    line = ".".join(normalize_idf(text).split(".")[:2])
+    if line not in KNOWN_IDF_RELEASES:
+        raise click.BadParameter(f"ESP-IDF {text} is not a known release line ({', '.join(KNOWN_IDF_RELEASES)})"
+                                 "; check for a typo", ctx=ctx, param=param)
 
 
 _IDF_OPT = click.option("--idf-version", "idf", default=DEFAULT_IDF, show_default=True, callback=_known_idf,
@@ -53,6 +56,8 @@ def legacy_idf_version(legacy: tuple[str, ...], current: str | tuple[str, ...]) 
         except UserError:
             raise click.UsageError(f"--idf {value}: --idf names the ESP-IDF runner (local, docker:IMAGE, standin) "
                                    "and only `matrix build` runs one; give the version with --idf-version") from None
+    for value in legacy:
+        _check_release_line(value)
     click.echo(f"note: --idf {' --idf '.join(legacy)} is deprecated for the ESP-IDF version; use --idf-version "
                "(--idf now names the runner: local, docker:IMAGE or standin)", err=True)
     return legacy

@@ -15,7 +15,7 @@ import contextlib
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ class KconfigEvaluator:
         # esp_kconfiglib pins esp_pylib's note stream to the sys.stderr of its import time; follow the live
         # one instead, so notes never go to a stream that was replaced and closed since (redirects, capture).
         log.set_info_stream(_LiveStderr())
-        return esp_kconfiglib.Kconfig(str(top), warn=False)
+        return _keeping_logger(lambda: esp_kconfiglib.Kconfig(str(top), warn=False))
 
     def _undefined_symbols(self) -> set[str]:
         top = self._dir / "Kconfig.probe"
@@ -187,17 +187,38 @@ class _LiveStderr:
         return sys.stderr.isatty()
 
 
+def _keeping_logger(make: Callable[[], Any]) -> Any:
+    """Run ``make`` and put back esp-pylib's process-wide logger it replaced: building a Kconfig installs
+    esp-idf-kconfig's caching logger (``report.CachingLog``) in place of esptool's, after which esptool in the
+    same process prints nothing."""
+    from esp_pylib.logger import EspLog
+
+    before = EspLog.instance
+    try:
+        return make()
+    finally:
+        if before is not None:
+            EspLog.set_logger(before)
+
+
 @contextlib.contextmanager
 def _quiet_kconfig() -> Iterator[None]:
-    """Silence esp-idf-kconfig's NOTE lines (choice symbols set to n); the check reports what matters."""
-    from esp_pylib.logger import log
+    """Silence esp-idf-kconfig's NOTE lines (choice symbols set to n); the check reports what matters.
 
-    before = getattr(log, "_verbosity", 1)
-    log.set_verbosity(0)
+    The logger is esp-pylib's process-wide instance, which building a Kconfig may swap: the instance silenced
+    here is the one restored, and it is put back in place (esptool prints through it)."""
+    from esp_pylib.logger import EspLog
+
+    instance = EspLog.instance
+    before = getattr(instance, "_verbosity", 1)
+    if instance is not None:
+        instance.set_verbosity(0)
     try:
         yield
     finally:
-        log.set_verbosity(before)
+        if instance is not None:
+            instance.set_verbosity(before)
+            EspLog.set_logger(instance)
 
 
 def _type_name(sym: Any) -> str:
