@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xzbuild.core.images import verify_image
 from xzbuild.build.job import BuildJob
 from xzbuild.build.webtools import (
     CHIP_FAMILIES,
@@ -36,7 +35,8 @@ from xzbuild.build.webtools import (
     validate_manifest,
 )
 from xzbuild.core.errors import Location, UserError
-from xzbuild.core.fsutil import atomic_open, atomic_write_text
+from xzbuild.core.fsutil import atomic_open, atomic_write_text, link_or_copy, replace_dir
+from xzbuild.core.images import verify_image
 
 RELEASE_RECORD = "release.json"
 RELEASES_DIR = "releases"  # where upstream's build.py --zip puts the archives
@@ -190,7 +190,7 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     facts = check_release_inputs(job, src)
     stage = out / f".{job.full_name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
-    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=_link_or_copy)
+    shutil.copytree(src, stage, ignore=shutil.ignore_patterns("xzbuild-object.json"), copy_function=link_or_copy)
     if not (stage / "merged-binary.bin").is_file():  # the build tool did not merge: esptool does it here
         (stage / "merged-binary.bin").write_bytes(facts["merged"])
     revision = revision_label(job.target, facts["chip_revision"]["min"], facts["chip_revision"]["max"])
@@ -232,33 +232,14 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         "ota_base_url": base_url or None, "allowed_drift": list(job.drift),
     }
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    _swap_in(stage, final)
+    replace_dir(stage, final)
     return record
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    """Hard-link cache objects into dist (both are write-once); copy across filesystems."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def _file_entry(stage: Path, full_name: str, f: FlashFile) -> dict[str, Any]:
     path = stage / f.path
     return {"role": f.role, "path": f"{full_name}/{f.path}", "offset": f.offset, "size": path.stat().st_size,
             "sha256": sha256_file(path)}
-
-
-def _swap_in(stage: Path, final: Path) -> None:
-    """Replace ``final`` with ``stage``: at every instant ``final`` is absent, the old or the new variant."""
-    trash = None
-    if final.exists():
-        trash = final.with_name(f".{final.name}.{os.getpid()}.old.tmp")
-        os.rename(final, trash)
-    os.rename(stage, final)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
 
 
 def withdraw_variant(out: Path, full_name: str) -> None:
