@@ -35,8 +35,6 @@ sys.path.insert(0, str(REPO))
 from xzbuild.matrix.entries import MatrixEntry, list_variants  # noqa: E402
 from xzbuild.matrix.graph import BoardGraph  # noqa: E402
 from xzbuild.matrix.select import select_variants  # noqa: E402
-
-PR_SHARED = (".c", ".cc", ".cpp", ".h", ".hpp")
 from xzbuild.model import load_boards  # noqa: E402
 
 # Upstream's rule (spec §11, scripts/build.py `_select_variants_for_changes`), restated as data.
@@ -248,26 +246,21 @@ class PrReplay:
 
     def __init__(self, upstream: Path, entries: list[MatrixEntry], graph: BoardGraph, oracle: bool,
                  repo: Path) -> None:
-        from xzbuild.sdkconfig.resolve import Resolver
+        from xzbuild.matrix.pr_mode import SideResolvers
 
         self.upstream, self.entries, self.graph = upstream, entries, graph
-        self.resolvers: dict[str, Resolver] = {}
-        self.new_resolver = lambda text: Resolver(upstream, text)
+        self.resolvers = SideResolvers({e.target for e in entries})  # the CLI's wiring, shared across commits
         self.total = self.shared_pr = self.shared_sound = self.uncovered = self.refuted = self.classes = 0
         self.shared_commits = self.classified_commits = self.classified_pr = self.classified_sound = 0
         self.oracle = _Oracle(upstream, repo) if oracle else None
 
     def replay(self, rev: str, parent: str | None, paths: list[str], content: CommitContent,
                sound: set[str]) -> None:
-        from xzbuild.matrix.compile_classes import SourceTree, is_shared_source
-        from xzbuild.matrix.pr_mode import select_pr
+        from xzbuild.matrix.compile_classes import C_SOURCES, SourceTree, is_shared_source
+        from xzbuild.matrix.pr_mode import select_change
 
-        kconfig = content.new("main/Kconfig.projbuild") or ""
-        if kconfig not in self.resolvers:
-            self.resolvers[kconfig] = self.new_resolver(kconfig)
-        resolver = self.resolvers[kconfig]
-        tree = SourceTree.from_git(self.upstream, rev, [p for p in paths if p.endswith(PR_SHARED)])
-        selection = select_pr(self.entries, paths, self.graph, content, tree, lambda e: resolver.resolve(e).values)
+        tree = SourceTree.from_git(self.upstream, rev, [p for p in paths if p.endswith(C_SOURCES)])
+        selection = select_change(self.entries, paths, self.graph, content, tree, self.resolvers)
         chosen = {e.full_name for e in selection.entries}
         covered = {n for per_path in selection.covers.values() for names in per_path.values() for n in names}
         self.uncovered += len(sound - covered - chosen)

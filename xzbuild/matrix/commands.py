@@ -78,29 +78,27 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
 def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, content: ContentSource | None,
                repo: Path, head: str | None, firmware: Path | None, cost_history: Path | None) -> Selection:
     """PR mode over the head tree (a revision of --repo, or the firmware work tree)."""
-    from xzbuild.matrix.compile_classes import SourceTree
-    from xzbuild.matrix.pr_mode import select_pr, side_resolver
+    from xzbuild.matrix.compile_classes import C_SOURCES, SourceTree
+    from xzbuild.matrix.pr_mode import SideResolvers, select_change, select_pr
     from xzbuild.sdkconfig.resolve import Resolver
 
     root = firmware or repo
     if not (root / "main").is_dir():
         raise UserError(f"{root}: --mode pr needs the firmware tree (no main/ here); pass --firmware DIR or run "
                         "it in a xiaozhi-esp32 checkout")
-    extra = [p for p in paths if p.endswith((".c", ".cc", ".cpp", ".h", ".hpp"))]
+    extra = [p for p in paths if p.endswith(C_SOURCES)]
     tree = (SourceTree.from_git(repo, head, extra) if head is not None and (repo / "main").is_dir()
             else SourceTree.from_dir(root, extra))
     model = CostModel.from_file(cost_history) if cost_history else None
-    targets = {e.target for e in entries}
-    head_side = side_resolver(content.new, targets) if content is not None else Resolver(root)
-    base_side = side_resolver(content.old, targets) if content is not None else None
+    cost = model.cost if model is not None and model.history else None
+    if content is None:  # changed paths on stdin: the work tree is the head, and there is no base to compare
+        with Resolver(root) as resolver:
+            return select_pr(entries, paths, graph, None, tree, lambda e: resolver.resolve(e).values, cost)
+    resolvers = SideResolvers({e.target for e in entries})
     try:
-        return select_pr(entries, paths, graph, content, tree, lambda e: head_side.resolve(e).values,
-                         model.cost if model is not None and model.history else None,
-                         (lambda e: base_side.resolve(e).values) if base_side is not None else None)
+        return select_change(entries, paths, graph, content, tree, resolvers, cost)
     finally:
-        head_side.close()
-        if base_side is not None:
-            base_side.close()
+        resolvers.close()
 
 
 def read_selection(path: Path) -> set[str]:

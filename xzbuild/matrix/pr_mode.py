@@ -201,8 +201,34 @@ def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: Sour
     return fixed, classes
 
 
-def side_resolver(read: Callable[[str], str | None], targets: Iterable[str]) -> Resolver:
-    """A resolver over one side of a change (``content.old`` or ``content.new``): its Kconfig and its
-    ``sdkconfig.defaults*`` layers."""
-    names = ["sdkconfig.defaults", *(f"sdkconfig.defaults.{t}" for t in sorted(set(targets)))]
-    return Resolver.from_texts(read("main/Kconfig.projbuild") or "", {n: read(n) for n in names})
+class SideResolvers:
+    """Resolvers for the sides of changes, one per distinct Kconfig and ``sdkconfig.defaults*`` text, so a
+    replay over many commits evaluates each configuration once (the CLI's one change uses two)."""
+
+    def __init__(self, targets: Iterable[str]) -> None:
+        self._names = ["sdkconfig.defaults", *(f"sdkconfig.defaults.{t}" for t in sorted(set(targets)))]
+        self._by_texts: dict[tuple[str | None, ...], Resolver] = {}
+
+    def for_side(self, read: Callable[[str], str | None]) -> Resolve:
+        """``read`` is ``content.old`` or ``content.new``: the resolved sdkconfig of an entry on that side."""
+        kconfig = read("main/Kconfig.projbuild") or ""
+        defaults = {n: read(n) for n in self._names}
+        key = (kconfig, *defaults.values())
+        if key not in self._by_texts:
+            self._by_texts[key] = Resolver.from_texts(kconfig, defaults)
+        resolver = self._by_texts[key]
+        return lambda entry: resolver.resolve(entry).values
+
+    def close(self) -> None:
+        """Remove every resolver's temporary files."""
+        for resolver in self._by_texts.values():
+            resolver.close()
+        self._by_texts.clear()
+
+
+def select_change(entries: Sequence[MatrixEntry], paths: Iterable[str], graph: BoardGraph, content: ContentSource,
+                  tree: SourceTree, resolvers: SideResolvers, cost: Callable[[MatrixEntry], float] | None = None
+                  ) -> PrSelection:
+    """PR mode for a change with both sides' contents: head and base resolved from their own texts."""
+    return select_pr(entries, paths, graph, content, tree, resolvers.for_side(content.new), cost,
+                     resolvers.for_side(content.old))
