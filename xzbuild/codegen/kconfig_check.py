@@ -15,7 +15,7 @@ import contextlib
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,8 @@ class KconfigEvaluator:
         # esp_kconfiglib pins esp_pylib's note stream to the sys.stderr of its import time; follow the live
         # one instead, so notes never go to a stream that was replaced and closed since (redirects, capture).
         log.set_info_stream(_LiveStderr())
-        return _keeping_logger(lambda: esp_kconfiglib.Kconfig(str(top), warn=False))
+        with _quiet_kconfig():  # style notes about the firmware's own Kconfig are not this check's to print
+            return esp_kconfiglib.Kconfig(str(top), warn=False)
 
     def _undefined_symbols(self) -> set[str]:
         top = self._dir / "Kconfig.probe"
@@ -187,26 +188,13 @@ class _LiveStderr:
         return sys.stderr.isatty()
 
 
-def _keeping_logger(make: Callable[[], Any]) -> Any:
-    """Run ``make`` and put back esp-pylib's process-wide logger it replaced: building a Kconfig installs
-    esp-idf-kconfig's caching logger (``report.CachingLog``) in place of esptool's, after which esptool in the
-    same process prints nothing."""
-    from esp_pylib.logger import EspLog
-
-    before = EspLog.instance
-    try:
-        return make()
-    finally:
-        if before is not None:
-            EspLog.set_logger(before)
-
-
 @contextlib.contextmanager
 def _quiet_kconfig() -> Iterator[None]:
     """Silence esp-idf-kconfig's NOTE lines (choice symbols set to n); the check reports what matters.
 
-    The logger is esp-pylib's process-wide instance, which building a Kconfig may swap: the instance silenced
-    here is the one restored, and it is put back in place (esptool prints through it)."""
+    The logger is esp-pylib's process-wide instance, which building a Kconfig swaps for esp-idf-kconfig's
+    caching logger: the instance silenced here is the one restored, and it is put back in place (esptool in
+    the same process prints through it)."""
     from esp_pylib.logger import EspLog
 
     instance = EspLog.instance

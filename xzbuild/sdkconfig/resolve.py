@@ -87,13 +87,12 @@ class Resolver:
         """Evaluate ``lines`` on ``target``."""
         key = self._key(target, lines)
         if key not in self._memo:
-            from xzbuild.codegen.kconfig_check import KconfigEvaluator, _quiet_kconfig
+            from xzbuild.codegen.kconfig_check import KconfigEvaluator
 
-            with _quiet_kconfig():  # Kconfig style notes of the firmware's own file are not ours to print
-                if self._evaluator is None:
-                    self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
-                assert isinstance(self._evaluator, KconfigEvaluator)
-                evaluation = self._evaluator.evaluate(target, list(lines))
+            if self._evaluator is None:
+                self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
+            assert isinstance(self._evaluator, KconfigEvaluator)
+            evaluation = self._evaluator.evaluate(target, list(lines))
             self._memo[key] = ResolvedConfig(dict(evaluation.values))
         return self._memo[key]
 
