@@ -84,6 +84,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     result = PrSelection([], {})
     class_paths: list[tuple[str, Selection]] = []
     config_paths: list[str] = []
+    config_selected: set[str] = set()
     pending: list[CompileClass] = []
     for path in paths:
         single = select_variants(entries, [path], graph, content)
@@ -93,6 +94,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
             continue
         if resolve_base is not None and CONFIG_INPUT.match(path) and single.entries:
             config_paths.append(path)
+            config_selected |= {e.full_name for e in single.entries}
             continue
         if path == "CMakeLists.txt" and content is not None and version_only(content.old(path), content.new(path)):
             pending += per_target_classes(path, entries)
@@ -108,7 +110,8 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
             result.covers.setdefault(entry.full_name, {})[path] = [entry.full_name]
     if config_paths and resolve_base is not None:
         label = ", ".join(config_paths)
-        fixed, classes = config_change_classes(label, entries, tree, cmake, kconfig, resolve, resolve_base,
+        candidates = [e for e in entries if e.full_name in config_selected]
+        fixed, classes = config_change_classes(label, candidates, tree, cmake, kconfig, resolve, resolve_base,
                                                compiles)
         for entry, reason in fixed:
             chosen.add(entry.full_name)
@@ -169,11 +172,12 @@ def per_target_classes(path: str, entries: Sequence[MatrixEntry]) -> list[Compil
 def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: SourceTree, cmake: str, kconfig: str,
                           resolve: Resolve, resolve_base: Resolve, compiles: Callable[[str, MatrixEntry], bool]
                           ) -> tuple[list[tuple[MatrixEntry, str]], list[CompileClass]]:
-    """A change to the Kconfig or the defaults layers: only variants whose resolved sdkconfig changed are
-    affected. Those whose change reaches an ESP-IDF component option (a symbol the firmware Kconfig does not
-    declare) are built in full (components' sources are not in the tree to classify); the others are
-    classified over the units that mention a changed symbol, plus a link class where a changed symbol
-    decides compiled sources in main/CMakeLists.txt."""
+    """A change to the Kconfig or the defaults layers, over ``entries`` (what the sound rule selects for it).
+    Variants whose resolved sdkconfig changes in an ESP-IDF component option (a symbol the firmware Kconfig
+    does not declare) are built in full (components' sources are not in the tree to classify); those whose
+    firmware symbols change are classified over the units that mention a changed symbol, plus a link class
+    where a changed symbol decides compiled sources in main/CMakeLists.txt. The rest resolve as before, but
+    the resolution stubs ESP-IDF's own symbols, so they still get one link class per target and CMake key."""
     declared = set(_KCONFIG_ENTRY.findall(kconfig))
     link = link_symbols(cmake)
     fixed: list[tuple[MatrixEntry, str]] = []
@@ -184,6 +188,7 @@ def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: Sour
         old, new = resolve_base(entry), resolve(entry)
         diff = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
         if not diff:
+            link_changed.append(entry)
             continue
         outside = sorted(diff - declared)
         if outside:
@@ -196,7 +201,7 @@ def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: Sour
             link_changed.append(entry)
     units = units_mentioning(tree, changed_symbols)
     classes = classes_for_units(label, units, classified, tree, cmake, resolve, compiles)
-    if link_changed:  # compiled sources change with the symbol: a link check per CMake key as well
+    if link_changed:  # compiled sources may change with the symbols: a link check per CMake key as well
         classes += classes_for_units(label, [], link_changed, tree, cmake, resolve, compiles)
     return fixed, classes
 
