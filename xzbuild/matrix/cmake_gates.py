@@ -151,7 +151,7 @@ def _nested(stack: Sequence[list[Gate | None]], universe: frozenset[str]) -> Gat
     return Gate(targets, options)
 
 
-def _code(line: str) -> tuple[str, int]:
+def code_and_balance(line: str) -> tuple[str, int]:
     """The line without its comment, and its parenthesis balance (quoted text ignored for both)."""
     quoted = False
     depth = 0
@@ -166,13 +166,13 @@ def _code(line: str) -> tuple[str, int]:
 
 
 @functools.lru_cache(maxsize=8)  # the same CMakeLists.txt is asked about once per changed source
-def _statements(text: str) -> list[str]:
+def statements(text: str) -> list[str]:
     """CMake commands, each joined onto one line (comments dropped)."""
     out: list[str] = []
     buf: list[str] = []
     depth = 0
     for raw in text.splitlines():
-        line, balance = _code(raw)
+        line, balance = code_and_balance(raw)
         buf.append(line.strip())
         depth += balance
         if depth <= 0:
@@ -189,7 +189,7 @@ def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) ->
     found: list[Gate] = []
     stack: list[list[Gate | None]] = []  # per open if(): the gates of its branches so far
     mention = re.compile(rf"(?<![\w/.-]){re.escape(rel)}(?![\w/.-])")
-    for line in _statements(cmake):
+    for line in statements(cmake):
         if (m := _IF.match(line)) is not None:
             gate = _condition(m.group(2), kconfig, universe)
             if m.group(1).lower() == "if":

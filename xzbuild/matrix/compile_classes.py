@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xzbuild.matrix.cmake_gates import code_and_balance
 from xzbuild.matrix.entries import MatrixEntry
 
 TRANSLATION_UNITS = (".c", ".cc", ".cpp")
@@ -231,11 +232,46 @@ def board_macros(cmake: str) -> dict[str, bool]:
     return names
 
 
-def branch_values(cmake: str) -> dict[str, tuple[tuple[str, str], ...]]:
-    """Per board symbol (``CONFIG_BOARD_TYPE_X``), what its chain branch sets besides the board's identity
-    and directory (fonts, emoji collection): the inputs of the value macros."""
+def macro_variables(cmake: str) -> dict[str, str | None]:
+    """Per value macro of `board_macros`, the CMake variable it is defined from when its value is exactly
+    ``${VAR}`` (``BUILTIN_TEXT_FONT=${BUILTIN_TEXT_FONT}``); None when it is anything else."""
+    out: dict[str, str | None] = {}
+    for block in _COMPILE_DEFINITIONS.findall(cmake):
+        for name, value in _DEFINED.findall(block):
+            if not value.startswith(('\\"', '"')):
+                whole = re.fullmatch(r"\$\{(\w+)\}", value)
+                out[name] = whole.group(1) if whole else None
+    return out
+
+
+@dataclass(frozen=True)
+class BranchValues:
+    """What the board chain of ``main/CMakeLists.txt`` gives each board's branch besides its identity and
+    directory (fonts, emoji collection): per board symbol, each variable's value after the branch, i.e. the
+    top-level default the branch does not override. ``plain`` names the variables only the defaults and the
+    branches themselves set, so a branch's value is the one compiled; any other assignment (a nested
+    condition, a later ``set``) leaves a variable out, and a unit mentioning it keys on every value."""
+
+    values: dict[str, tuple[tuple[str, str], ...]]
+    plain: frozenset[str]
+
+    def key(self, symbol: str | None, variables: Iterable[str] | None) -> tuple[tuple[str, str], ...] | None:
+        """The values that decide ``variables`` for the board symbol (None: all of them)."""
+        values = self.values.get(symbol or "")
+        if values is None:
+            return None
+        if variables is None:
+            return values
+        wanted = set(variables)
+        return tuple(item for item in values if item[0] in wanted)
+
+
+def branch_values(cmake: str) -> BranchValues:
+    """The chain's per-board values (see `BranchValues`)."""
     lines = cmake.splitlines()
-    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    raw: dict[str, dict[str, str]] = {}
+    in_branch: set[int] = set()
+    nested: set[str] = set()
     for index, line in enumerate(lines):
         match = _CMAKE_IF.match(line)
         if not match:
@@ -243,11 +279,35 @@ def branch_values(cmake: str) -> dict[str, tuple[tuple[str, str], ...]]:
         body = list(_branch_body(lines, index + 1))
         if not any(_BOARD_CHAIN_BODY.match(b) for b in body):
             continue
-        values = tuple(sorted((m.group(1), m.group(2)) for b in body if (m := _SET.match(b))
-                              and m.group(1) not in _IDENTITY_VARS))
+        depth, values = 0, dict[str, str]()
+        for offset, text in enumerate(body):
+            in_branch.add(index + 1 + offset)
+            word = text.strip().split("(", 1)[0].strip().lower()
+            depth += (word == "if") - (word == "endif")
+            if (m := _SET.match(text)) and m.group(1) not in _IDENTITY_VARS:
+                (nested.add(m.group(1)) if depth else values.__setitem__(m.group(1), m.group(2)))
         for symbol in _SYMBOL.findall(match.group(1)):
-            out.setdefault(symbol, values)
-    return out
+            raw.setdefault(symbol, values)
+    chain_vars = {v for values in raw.values() for v in values} | nested
+    first = min(in_branch, default=len(lines))
+    defaults: dict[str, str] = {}
+    depth, late = 0, set(nested)
+    bare = re.compile(r"(?<![\w{])(" + "|".join(map(re.escape, sorted(chain_vars))) + r")(?![\w=}])") \
+        if chain_vars else None
+    for index, raw_line in enumerate(lines):
+        line = code_and_balance(raw_line)[0]
+        word = line.strip().split("(", 1)[0].strip().lower()
+        depth += (word == "if") - (word == "endif")
+        m = _SET.match(line)
+        if m and m.group(1) in chain_vars and index not in in_branch:
+            if depth == 0 and index < first:
+                defaults[m.group(1)] = m.group(2)
+            else:
+                late.add(m.group(1))
+        elif bare is not None and not (m and index in in_branch) and word not in ("if", "elseif", "while"):
+            late.update(bare.findall(line))  # assigned some other way (string(), list(), a function...)
+    effective = {symbol: tuple(sorted({**defaults, **values}.items())) for symbol, values in raw.items()}
+    return BranchValues(effective, frozenset(chain_vars - late))
 
 
 ClassKey = tuple[object, ...]
@@ -311,15 +371,17 @@ def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[Matr
                       ) -> list[CompileClass]:
     """Partition ``candidates`` into compile classes of ``units`` (see the module docstring)."""
     link = sorted(link_symbols(cmake))
-    value_macros = sorted(name for name, literal in board_macros(cmake).items() if not literal)
-    value_word = re.compile(r"\b(?:" + "|".join(map(re.escape, value_macros)) + r")\b") if value_macros else None
+    variables = macro_variables(cmake)
+    value_word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(variables))) + r")\b") if variables else None
     branches = branch_values(cmake)
     names = {e.full_name for e in candidates}
     covered: set[str] = set()
     groups: dict[tuple[str | None, ClassKey], list[str]] = {}
     for unit in units:
         files, board_specific = tree.closure(unit)
-        per_branch = value_word is not None and any(value_word.search(tree.texts.get(f, "")) for f in files)
+        mentioned = {m for f in files for m in value_word.findall(tree.texts.get(f, ""))} if value_word else set()
+        from_vars = [v for m in mentioned if (v := variables[m]) is not None and v in branches.plain]
+        branch_vars = from_vars if len(from_vars) == len(mentioned) else None
         symbols = sorted(tree.symbols(files))
         for entry in unit_variants(unit, candidates, compiles):
             if entry.full_name not in names:
@@ -329,7 +391,7 @@ def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[Matr
                              entry.board if board_specific or board_dir_of(unit) else None,
                              tuple((s, config.get(s)) for s in symbols),
                              tuple((s, config.get(s)) for s in link),
-                             branches.get(entry.config) if per_branch else None)
+                             branches.key(entry.config, branch_vars) if mentioned else None)
             groups.setdefault((unit, key), []).append(entry.full_name)
             covered.add(entry.full_name)
     for entry in candidates:  # selected soundly but compiling no unit that reaches the file: link check

@@ -9,11 +9,13 @@ sound selection.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xzbuild.matrix.cmake_gates import Gate, source_gate
+from xzbuild.matrix.cmake_sources import ListingChange, listing_change
 from xzbuild.matrix.compile_classes import (
     CompileClass,
     Resolve,
@@ -99,6 +101,10 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
         if path == "CMakeLists.txt" and content is not None and version_only(content.old(path), content.new(path)):
             pending += per_target_classes(path, entries)
             continue
+        if path == "main/CMakeLists.txt" and single.everything is not None and content is not None and \
+                (listed := listing_change(content.old(path) or "", content.new(path) or "")) is not None:
+            pending += listing_classes(path, listed, entries, tree, content, resolve, universe, compiles)
+            continue
         if single.everything is not None:
             full = select_variants(entries, paths, graph, content)
             full_pr = PrSelection(full.entries, full.why, full.everything, full.paths)
@@ -111,7 +117,8 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     if config_paths and resolve_base is not None:
         label = ", ".join(config_paths)
         candidates = [e for e in entries if e.full_name in config_selected]
-        fixed, classes = config_change_classes(label, candidates, tree, cmake, kconfig, resolve, resolve_base,
+        kconfigs = f"{kconfig}\n{(content.old('main/Kconfig.projbuild') if content else None) or ''}"
+        fixed, classes = config_change_classes(label, candidates, tree, cmake, kconfigs, resolve, resolve_base,
                                                compiles)
         for entry, reason in fixed:
             chosen.add(entry.full_name)
@@ -123,10 +130,11 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     jobs = [(path, classes_for_path(path, single.entries, tree, cmake, resolve, compiles))
             for path, single in class_paths]
     jobs += [(klass.path, [klass]) for klass in pending]
+    every = [klass for _, classes in jobs for klass in classes]
+    reps = representatives(every, chosen, by_name, order, cost)
     for path, classes in jobs:
         for klass in classes:
-            rep = _representative(klass.members, chosen, by_name, order, cost)
-            chosen.add(rep)
+            rep = reps[id(klass)]
             covered = result.covers.setdefault(rep, {}).setdefault(path, [])
             covered[:] = sorted(set(covered) | set(klass.members), key=order.__getitem__)
             result.why.setdefault(rep, []).append(
@@ -136,15 +144,31 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     return result
 
 
-def _representative(members: Sequence[str], chosen: set[str], by_name: dict[str, MatrixEntry],
-                    order: dict[str, int], cost: Callable[[MatrixEntry], float] | None) -> str:
-    """A member already selected for another reason, else the cheapest (by cost history), else the first."""
-    already = [m for m in members if m in chosen]
-    if already:
-        return min(already, key=order.__getitem__)
-    if cost is None:
-        return min(members, key=order.__getitem__)
-    return min(members, key=lambda m: (cost(by_name[m]), order[m]))
+def representatives(classes: Sequence[CompileClass], chosen: set[str], by_name: dict[str, MatrixEntry],
+                    order: dict[str, int], cost: Callable[[MatrixEntry], float] | None) -> dict[int, str]:
+    """One representative per class (keyed by ``id``), adding each pick to ``chosen``. A class with a member
+    already chosen (selected for another reason, or for another class) takes the first such member; the rest
+    are hit greedily: the member of the most classes still without one, ties broken by cost history, then
+    listing order. Classes of different units partition the same variants differently, so a variant in
+    several of them builds once for all (a greedy hitting set: deterministic, not always the minimum)."""
+    open_classes = [k for k in classes if not chosen.intersection(k.members)]
+    hits: dict[str, set[int]] = {}
+    for index, klass in enumerate(open_classes):
+        for member in klass.members:
+            hits.setdefault(member, set()).add(index)
+
+    def rank(name: str) -> tuple[int, float, int]:
+        return (-len(hits[name]), cost(by_name[name]) if cost is not None else 0.0, order[name])
+
+    while hits:
+        pick = min(hits, key=rank)
+        chosen.add(pick)
+        done = hits.pop(pick)
+        for name in list(hits):
+            hits[name] -= done
+            if not hits[name]:
+                del hits[name]
+    return {id(k): min((m for m in k.members if m in chosen), key=order.__getitem__) for k in classes}
 
 
 CONFIG_INPUT = re.compile(r"^(?:main/Kconfig\.projbuild|sdkconfig\.defaults(?:\.[a-z0-9]+)?)$")
@@ -169,12 +193,55 @@ def per_target_classes(path: str, entries: Sequence[MatrixEntry]) -> list[Compil
     return [CompileClass(path, None, (t, idf, None, (), (), None), tuple(m)) for (t, idf), m in groups.items()]
 
 
+def listing_classes(path: str, listed: ListingChange, entries: Sequence[MatrixEntry], tree: SourceTree,
+                    content: ContentSource, resolve: Resolve, universe: frozenset[str],
+                    compiles: Callable[[str, MatrixEntry], bool]) -> list[CompileClass]:
+    """A ``main/CMakeLists.txt`` change that only edits listings of sources and include directories
+    (`cmake_sources`). For each source whose listing changed, the variants that may compile it on either
+    side get a link class per target and CMake key; those that may compile it at head, its compile classes;
+    and the units including its header (the same stem beside it: where callers of a source that may stop
+    being compiled are declared) are classified over all of them, as a changed header is. For each include
+    directory whose listing changed, every unit that may include a file in it is classified."""
+    sides = [(content.old(path) or "", content.old("main/Kconfig.projbuild") or ""),
+             (content.new(path) or "", content.new("main/Kconfig.projbuild") or "")]
+    cmake = sides[1][0]
+    classes: list[CompileClass] = []
+
+    def with_unit(label: str, units: Sequence[str], candidates: Sequence[MatrixEntry],
+                  admits: Callable[[str, MatrixEntry], bool]) -> list[CompileClass]:
+        return [k for k in classes_for_units(label, units, candidates, tree, cmake, resolve, admits)
+                if k.unit is not None]
+
+    for rel in sorted(listed.sources):
+        unit = f"main/{rel}"
+        gates = [source_gate(rel, text, kconfig, universe) for text, kconfig in sides]
+        may = [{e.full_name for e in entries if gate is None or gate.admits(e)} for gate in gates]
+        affected = [e for e in entries if e.full_name in may[0] | may[1]]
+        if not affected:
+            continue
+        label = f"{path} ({rel})"
+        classes += classes_for_units(label, [], affected, tree, cmake, resolve, compiles)
+        classes += with_unit(label, [unit], affected, functools.partial(_named, may[1]))
+        stem = unit.rsplit(".", 1)[0]
+        for header in (h for h in (stem + ".h", stem + ".hpp") if h in tree.texts):
+            classes += with_unit(label, [u for u in tree.units_reaching(header) if u != unit], affected, compiles)
+    for directory in sorted(listed.include_dirs):
+        prefix = "main/" if directory == "." else f"main/{directory.strip('/')}/"  # "sub/x.h" names reach below
+        units = sorted({u for f in tree.texts if f.startswith(prefix) for u in tree.units_reaching(f)})
+        classes += with_unit(f"{path} (include directory {directory})", units, entries, compiles)
+    return classes
+
+
+def _named(names: set[str], unit: str, entry: MatrixEntry) -> bool:
+    return entry.full_name in names
+
+
 def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: SourceTree, cmake: str, kconfig: str,
                           resolve: Resolve, resolve_base: Resolve, compiles: Callable[[str, MatrixEntry], bool]
                           ) -> tuple[list[tuple[MatrixEntry, str]], list[CompileClass]]:
     """A change to the Kconfig or the defaults layers, over ``entries`` (what the sound rule selects for it).
     Variants whose resolved sdkconfig changes in an ESP-IDF component option (a symbol the firmware Kconfig
-    does not declare) are built in full (components' sources are not in the tree to classify); those whose
+    declares on neither side: ``kconfig`` holds both texts) are built in full (components' sources are not in the tree to classify); those whose
     firmware symbols change are classified over the units that mention a changed symbol, plus a link class
     where a changed symbol decides compiled sources in main/CMakeLists.txt. The rest resolve as before, but
     the resolution stubs ESP-IDF's own symbols, so they still get one link class per target and CMake key."""
