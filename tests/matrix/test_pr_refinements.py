@@ -111,7 +111,7 @@ def test_a_removed_firmware_option_is_classified_not_built_in_full() -> None:
     entries = [make_entry("one"), make_entry("two")]
     tree = SourceTree({"main/uses.cc": "#if CONFIG_OLD_FEATURE\n#endif\n", "main/other.cc": ""})
     old_kconfig = "config OLD_FEATURE\n    bool \"old\"\n"
-    fixed, classes = config_change_classes("main/Kconfig.projbuild", entries, tree, "", f"\n{old_kconfig}",
+    fixed, classes = config_change_classes("main/Kconfig.projbuild", entries, tree, "", ["", old_kconfig],
                                            lambda e: {}, lambda e: {"OLD_FEATURE": "y"}, lambda u, e: True)
     assert fixed == []  # a symbol the base Kconfig declares is the firmware's, not an ESP-IDF option
     assert {c.unit for c in classes} == {"main/uses.cc"}

@@ -165,6 +165,11 @@ def code_and_balance(line: str) -> tuple[str, int]:
     return line, depth
 
 
+def command_word(line: str) -> str:
+    """The lower-cased command a CMake line starts with (``if``, ``endif``, ``set``...; "" for none)."""
+    return line.strip().split("(", 1)[0].strip().lower()
+
+
 @functools.lru_cache(maxsize=8)  # the same CMakeLists.txt is asked about once per changed source
 def statements(text: str) -> list[str]:
     """CMake commands, each joined onto one line (comments dropped)."""

@@ -17,11 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xzbuild.matrix.cmake_gates import statements
+from xzbuild.matrix.cmake_gates import command_word, statements
 
 _LISTING = re.compile(r"^\s*(?:set\s*\(\s*|list\s*\(\s*(?:APPEND|REMOVE_ITEM)\s+)(SOURCES|INCLUDE_DIRS)\b(.*)$",
                       re.IGNORECASE | re.DOTALL)
-_WORD = re.compile(r"^\s*(\w+)\s*\(")
 _ARG = re.compile(r'"([^"]*)"|([^\s()"]+)')
 _HERE = "${CMAKE_CURRENT_SOURCE_DIR}/"
 
@@ -34,16 +33,14 @@ class ListingChange:
     include_dirs: frozenset[str]
 
 
-def _word(statement: str) -> str:
-    match = _WORD.match(statement)
-    return match.group(1).lower() if match else ""
-
-
 def _normal(statement: str) -> str:
     return " ".join(statement.split())
 
 
-def _listing(statement: str) -> tuple[str, str, list[str]] | None:
+Listing = tuple[str, str, list[str]]  # (list variable, command, names)
+
+
+def _listing(statement: str) -> Listing | None:
     """(list variable, command, names) of a listing of named entries; None for anything else."""
     match = _LISTING.match(statement.replace(_HERE, ""))
     if match is None or "${" in match.group(2):
@@ -53,39 +50,46 @@ def _listing(statement: str) -> tuple[str, str, list[str]] | None:
     return match.group(1).upper(), command, [n.removeprefix("./") or "." for n in names]
 
 
-def _skeleton(statements_: list[str]) -> list[str]:
+Parsed = list[tuple[str, Listing | None]]  # (normalised statement, its listing)
+
+
+def _parse(text: str) -> Parsed:
+    return [(_normal(s), _listing(s)) for s in statements(text) if s.strip()]
+
+
+def _skeleton(parsed: Parsed) -> list[str]:
     """The statements without listings of named entries and without if-blocks left empty."""
-    out = [_normal(s) for s in statements_ if s.strip() and _listing(s) is None]
+    out = [statement for statement, listing in parsed if listing is None]
     changed = True
     while changed:  # drop if()/endif() pairs with nothing but elseif()/else() between them
         changed = False
         stack: list[int] = []
         for index, statement in enumerate(out):
-            word = _word(statement)
+            word = command_word(statement)
             if word == "if":
                 stack.append(index)
             elif word == "endif" and stack:
                 start = stack.pop()
-                if all(_word(s) in ("elseif", "else") for s in out[start + 1:index]):
+                if all(command_word(s) in ("elseif", "else") for s in out[start + 1:index]):
                     del out[start:index + 1]
                     changed = True
                     break
     return out
 
 
-def _contexts(statements_: list[str]) -> dict[tuple[str, str], list[tuple[tuple[str, ...], str]]]:
+def _contexts(parsed: Parsed) -> dict[tuple[str, str], list[tuple[tuple[str, ...], str]]]:
     """Per (list variable, name), every listing of it with the conditions open around it."""
     out: dict[tuple[str, str], list[tuple[tuple[str, ...], str]]] = {}
     stack: list[list[str]] = []
-    for statement in statements_:
-        word = _word(statement)
+    for statement, listing in parsed:
+        word = command_word(statement)
         if word == "if":
-            stack.append([_normal(statement)])
+            stack.append([statement])
         elif word in ("elseif", "else") and stack:
-            stack[-1].append(_normal(statement))
+            stack[-1].append(statement)
         elif word == "endif" and stack:
             stack.pop()
-        elif (listing := _listing(statement)) is not None:
+        elif listing is not None:
             variable, command, names = listing
             conditions = tuple(" / ".join(branches) for branches in stack)
             for name in names:
@@ -93,24 +97,18 @@ def _contexts(statements_: list[str]) -> dict[tuple[str, str], list[tuple[tuple[
     return out
 
 
-def _search_order(statements_: list[str]) -> list[str]:
-    """Every listed include directory in the order the statements name them."""
-    return [name for s in statements_ if (listing := _listing(s)) and listing[0] == "INCLUDE_DIRS"
-            for name in listing[2]]
-
-
 def listing_change(old: str, new: str) -> ListingChange | None:
     """What a change that only edits listings of sources and include directories changes (see the module
     docstring); None when it changes anything else."""
-    old_statements, new_statements = statements(old), statements(new)
-    if _skeleton(old_statements) != _skeleton(new_statements):
+    sides = _parse(old), _parse(new)
+    if _skeleton(sides[0]) != _skeleton(sides[1]):
         return None
-    before, after = _contexts(old_statements), _contexts(new_statements)
+    before, after = _contexts(sides[0]), _contexts(sides[1])
     changed = {key for key in set(before) | set(after) if before.get(key) != after.get(key)}
     # The include path is searched in order: if the directories both sides list moved relative to each
     # other, a header may now shadow another, so all of them count as changed.
-    kept = [[d for d in _search_order(side) if ("INCLUDE_DIRS", d) not in changed]
-            for side in (old_statements, new_statements)]
+    kept = [[d for _, listing in side if listing and listing[0] == "INCLUDE_DIRS" for d in listing[2]
+             if ("INCLUDE_DIRS", d) not in changed] for side in sides]
     if kept[0] != kept[1]:
         changed |= {("INCLUDE_DIRS", d) for d in kept[0] + kept[1]}
     return ListingChange(frozenset(n for v, n in changed if v == "SOURCES"),

@@ -15,6 +15,7 @@ A shared unit that includes ``config.h`` (the board's) depends on the board: its
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import subprocess
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xzbuild.matrix.cmake_gates import code_and_balance
+from xzbuild.matrix.cmake_gates import code_and_balance, command_word
 from xzbuild.matrix.entries import MatrixEntry
 
 TRANSLATION_UNITS = (".c", ".cc", ".cpp")
@@ -185,6 +186,7 @@ def git_texts(repo: Path, rev: str, paths: Sequence[str]) -> list[str]:
     return texts
 
 
+@functools.lru_cache(maxsize=8)  # classes_for_units asks once per changed path and unit set
 def link_symbols(cmake: str) -> frozenset[str]:
     """``CONFIG_*`` names the conditions of ``main/CMakeLists.txt`` test, which decide the compiled sources and
     components. The board-directory chain (``elseif(CONFIG_BOARD_TYPE_X)`` whose branch sets ``BOARD_DIR`` or
@@ -207,7 +209,7 @@ def _branch_body(lines: Sequence[str], start: int) -> Iterable[str]:
     """The lines of one if/elseif branch (nested blocks included) up to its elseif/else/endif."""
     depth = 0
     for line in lines[start:]:
-        word = line.strip().split("(", 1)[0].strip().lower()
+        word = command_word(line)
         if word == "if":
             depth += 1
         elif word == "endif":
@@ -232,6 +234,7 @@ def board_macros(cmake: str) -> dict[str, bool]:
     return names
 
 
+@functools.lru_cache(maxsize=8)  # classes_for_units asks once per changed path and unit set
 def macro_variables(cmake: str) -> dict[str, str | None]:
     """Per value macro of `board_macros`, the CMake variable it is defined from when its value is exactly
     ``${VAR}`` (``BUILTIN_TEXT_FONT=${BUILTIN_TEXT_FONT}``); None when it is anything else."""
@@ -266,6 +269,7 @@ class BranchValues:
         return tuple(item for item in values if item[0] in wanted)
 
 
+@functools.lru_cache(maxsize=8)  # classes_for_units asks once per changed path and unit set
 def branch_values(cmake: str) -> BranchValues:
     """The chain's per-board values (see `BranchValues`)."""
     lines = cmake.splitlines()
@@ -282,10 +286,13 @@ def branch_values(cmake: str) -> BranchValues:
         depth, values = 0, dict[str, str]()
         for offset, text in enumerate(body):
             in_branch.add(index + 1 + offset)
-            word = text.strip().split("(", 1)[0].strip().lower()
+            word = command_word(text)
             depth += (word == "if") - (word == "endif")
             if (m := _SET.match(text)) and m.group(1) not in _IDENTITY_VARS:
-                (nested.add(m.group(1)) if depth else values.__setitem__(m.group(1), m.group(2)))
+                if depth:
+                    nested.add(m.group(1))
+                else:
+                    values[m.group(1)] = m.group(2)
         for symbol in _SYMBOL.findall(match.group(1)):
             raw.setdefault(symbol, values)
     chain_vars = {v for values in raw.values() for v in values} | nested
@@ -296,7 +303,7 @@ def branch_values(cmake: str) -> BranchValues:
         if chain_vars else None
     for index, raw_line in enumerate(lines):
         line = code_and_balance(raw_line)[0]
-        word = line.strip().split("(", 1)[0].strip().lower()
+        word = command_word(line)
         depth += (word == "if") - (word == "endif")
         m = _SET.match(line)
         if m and m.group(1) in chain_vars and index not in in_branch:

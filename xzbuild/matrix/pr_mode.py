@@ -9,7 +9,6 @@ sound selection.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -117,7 +116,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     if config_paths and resolve_base is not None:
         label = ", ".join(config_paths)
         candidates = [e for e in entries if e.full_name in config_selected]
-        kconfigs = f"{kconfig}\n{(content.old('main/Kconfig.projbuild') if content else None) or ''}"
+        kconfigs = [kconfig, (content.old("main/Kconfig.projbuild") if content else None) or ""]
         fixed, classes = config_change_classes(label, candidates, tree, cmake, kconfigs, resolve, resolve_base,
                                                compiles)
         for entry, reason in fixed:
@@ -221,7 +220,8 @@ def listing_classes(path: str, listed: ListingChange, entries: Sequence[MatrixEn
             continue
         label = f"{path} ({rel})"
         classes += classes_for_units(label, [], affected, tree, cmake, resolve, compiles)
-        classes += with_unit(label, [unit], affected, functools.partial(_named, may[1]))
+        at_head = [e for e in affected if e.full_name in may[1]]
+        classes += with_unit(label, [unit], at_head, lambda u, e: True)
         stem = unit.rsplit(".", 1)[0]
         for header in (h for h in (stem + ".h", stem + ".hpp") if h in tree.texts):
             classes += with_unit(label, [u for u in tree.units_reaching(header) if u != unit], affected, compiles)
@@ -232,20 +232,18 @@ def listing_classes(path: str, listed: ListingChange, entries: Sequence[MatrixEn
     return classes
 
 
-def _named(names: set[str], unit: str, entry: MatrixEntry) -> bool:
-    return entry.full_name in names
-
-
-def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: SourceTree, cmake: str, kconfig: str,
-                          resolve: Resolve, resolve_base: Resolve, compiles: Callable[[str, MatrixEntry], bool]
+def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: SourceTree, cmake: str,
+                          kconfigs: Sequence[str], resolve: Resolve, resolve_base: Resolve,
+                          compiles: Callable[[str, MatrixEntry], bool]
                           ) -> tuple[list[tuple[MatrixEntry, str]], list[CompileClass]]:
     """A change to the Kconfig or the defaults layers, over ``entries`` (what the sound rule selects for it).
     Variants whose resolved sdkconfig changes in an ESP-IDF component option (a symbol the firmware Kconfig
-    declares on neither side: ``kconfig`` holds both texts) are built in full (components' sources are not in the tree to classify); those whose
+    declares on neither side, ``kconfigs`` being head's and base's texts) are built in full (components'
+    sources are not in the tree to classify); those whose
     firmware symbols change are classified over the units that mention a changed symbol, plus a link class
     where a changed symbol decides compiled sources in main/CMakeLists.txt. The rest resolve as before, but
     the resolution stubs ESP-IDF's own symbols, so they still get one link class per target and CMake key."""
-    declared = set(_KCONFIG_ENTRY.findall(kconfig))
+    declared = {name for text in kconfigs for name in _KCONFIG_ENTRY.findall(text)}
     link = link_symbols(cmake)
     fixed: list[tuple[MatrixEntry, str]] = []
     classified: list[MatrixEntry] = []
