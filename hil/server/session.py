@@ -191,6 +191,11 @@ class DeviceSession:
         self.conn.record("rx", "text", kind, size=len(data.encode()), json_text=data)
         if kind == "hello":
             raise SessionClosed("second hello on an open channel")
+        if kind == "mcp" and "session_id" not in msg:
+            # the firmware author's MQTT gateway and xiaozhi-esp32-server answer initialize/tools/list from their
+            # own cache without session_id: tolerated, recorded (the firmware itself always sends it)
+            self.conn.problem("mcp message without session_id (the firmware always sends one)")
+            msg = {**msg, "session_id": self.session_id}
         try:
             messages.validate_device_message(msg)
         except messages.ProtocolError as exc:
@@ -227,7 +232,10 @@ class DeviceSession:
 
     def _on_binary(self, data: bytes) -> None:
         try:
-            frame = framing.decode_frame(self.version, data)
+            frame = framing.decode_frame(self.version, data, tolerant=True)
+            if frame.version == 2 and frame.header_version != 2:
+                self.conn.problem(f"v2 audio frame header carries version {frame.header_version}, the firmware "
+                                  "writes 2")
             if frame.type != framing.TYPE_OPUS:
                 raise framing.FrameError(f"frame type {frame.type}: the firmware only sends 0 (Opus)")
             dur = packet_duration_ms(frame.payload)
