@@ -56,7 +56,7 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
         if name == "server_time":
             reply["server_time"] = {"timestamp": int(time.time() * 1000), "timezone_offset": 0}
         elif name == "websocket":
-            reply["websocket"] = {"url": f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
+            reply["websocket"] = {"url": prof.websocket_url or f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
                                   "version": prof.protocol_version}
         elif name == "mqtt":
             reply["mqtt"] = dict(mqtt) if mqtt is not None else dict(prof.mqtt)

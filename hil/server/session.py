@@ -343,7 +343,7 @@ class DeviceSession:
     async def _mcp_script(self) -> None:
         plan = self.prof.mcp
         state = self.conn.dev.mcp
-        init = await self.mcp_call("initialize", mcp.initialize(0)["params"])
+        init = await self.mcp_call("initialize", mcp.initialize(0, plan.vision_url, plan.vision_token)["params"])
         if init is None:
             return
         state["initialize"] = init.result if init.ok else {"error": init.error_message}
