@@ -39,9 +39,19 @@ def _newer_version(current: str) -> str:
     return ".".join(str(p) for p in parts)
 
 
+def release_offer(ctx: ServerContext, device_id: str, host: str, info: dict[str, Any] | None,
+                  user_agent: str) -> dict[str, Any] | None:
+    """The ``firmware`` section from the served release: the newest image for this board, chip and revision
+    that fits the device's next OTA slot (None: nothing to offer; the device keeps its version)."""
+    img, _why = ctx.release.choose(device_id, user_agent, info)
+    if img is None:
+        return None
+    return {"version": img.version, "url": f"{ctx.http_scheme}://{host}/fw/{img.file_name}?device={device_id}"}
+
+
 def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, host: str,
                     info: dict[str, Any] | None,
-                    mqtt: dict[str, Any] | None = None) -> tuple[int, str, dict[str, Any] | None]:
+                    mqtt: dict[str, Any] | None = None, user_agent: str = "") -> tuple[int, str, dict[str, Any] | None]:
     """(status, body text, body object or None) for an OTA check by ``device_id``.
 
     ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one).
@@ -72,6 +82,10 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
             if prof.ota == "force_upgrade":
                 fw["force"] = 1
             reply["firmware"] = fw
+    if ctx.release is not None and sections and "firmware" not in reply:
+        offer = release_offer(ctx, device_id, host, info, user_agent)
+        if offer is not None:
+            reply["firmware"] = offer
     for name in ("mqtt", "websocket"):
         if name in reply:
             ota.check_nvs_section(name, reply[name])
@@ -99,7 +113,19 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         mqtt = None
         if ctx.mqtt is not None and "mqtt" in OTA_PRESETS[prof.ota][0]:
             mqtt = await ctx.mqtt.provision(device_id, request.host)
-        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt)
+        agent = request.headers.get("User-Agent", "")
+        if ctx.release is not None:
+            app = (info or {}).get("application")
+            version = app.get("version") if isinstance(app, dict) else None
+            if isinstance(version, str):
+                rolled = ctx.release.note_check(device_id, version)
+                if rolled:
+                    conn.problem(rolled)
+            _img, why = ctx.release.choose(device_id, agent, info)
+            conn.record("event", "event", "release", version=version if isinstance(version, str) else None,
+                        offered=_img.version if _img is not None else None, full_name=_img.full_name if _img else None,
+                        not_offered="; ".join(why) or None)
+        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt, agent)
         conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")
@@ -185,14 +211,18 @@ async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.Strea
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         name = request.match_info.get("name", "")
-        path = resolve_firmware(ctx.firmware_dir, name)
+        img = ctx.release.by_file.get(name) if ctx.release is not None else None
+        path = img.path if img is not None else resolve_firmware(ctx.firmware_dir, name)
         conn.record("rx", "http", "firmware", method=request.method, path=request.path, size=0, name=name)
         if path is None:
             conn.error(f"firmware {name!r} not served: not a plain file in the firmware directory")
             conn.record("tx", "http", "firmware", status=404, size=0)
             raise web.HTTPNotFound(text="not found")
         data = await _read(path)
-        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name)
+        if img is not None:
+            ctx.release.note_fetch(device_id, img)
+        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name,
+                    version=img.version if img is not None else None)
         return web.Response(body=data, content_type="application/octet-stream")
     finally:
         conn.close()
