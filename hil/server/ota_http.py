@@ -39,22 +39,14 @@ def _newer_version(current: str) -> str:
     return ".".join(str(p) for p in parts)
 
 
-def release_offer(ctx: ServerContext, device_id: str, host: str, info: dict[str, Any] | None,
-                  user_agent: str) -> dict[str, Any] | None:
-    """The ``firmware`` section from the served release: the newest image for this board, chip and revision
-    that fits the device's next OTA slot (None: nothing to offer; the device keeps its version)."""
-    img, _why = ctx.release.choose(device_id, user_agent, info)
-    if img is None:
-        return None
-    return {"version": img.version, "url": f"{ctx.http_scheme}://{host}/fw/{img.file_name}?device={device_id}"}
-
-
 def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, host: str,
                     info: dict[str, Any] | None,
-                    mqtt: dict[str, Any] | None = None, user_agent: str = "") -> tuple[int, str, dict[str, Any] | None]:
+                    mqtt: dict[str, Any] | None = None,
+                    release_firmware: dict[str, Any] | None = None) -> tuple[int, str, dict[str, Any] | None]:
     """(status, body text, body object or None) for an OTA check by ``device_id``.
 
-    ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one).
+    ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one);
+    ``release_firmware`` the ``firmware`` section chosen from a served release (docs/server.md "Serving a release").
     """
     sections, status, malformed = OTA_PRESETS[prof.ota]
     if malformed:
@@ -82,10 +74,8 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
             if prof.ota == "force_upgrade":
                 fw["force"] = 1
             reply["firmware"] = fw
-    if ctx.release is not None and sections and "firmware" not in reply:
-        offer = release_offer(ctx, device_id, host, info, user_agent)
-        if offer is not None:
-            reply["firmware"] = offer
+    if release_firmware is not None and sections and "firmware" not in reply:
+        reply["firmware"] = release_firmware
     for name in ("mqtt", "websocket"):
         if name in reply:
             ota.check_nvs_section(name, reply[name])
@@ -113,7 +103,7 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         mqtt = None
         if ctx.mqtt is not None and "mqtt" in OTA_PRESETS[prof.ota][0]:
             mqtt = await ctx.mqtt.provision(device_id, request.host)
-        agent = request.headers.get("User-Agent", "")
+        offer = None
         if ctx.release is not None:
             app = (info or {}).get("application")
             version = app.get("version") if isinstance(app, dict) else None
@@ -121,11 +111,15 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
                 rolled = ctx.release.note_check(device_id, version)
                 if rolled:
                     conn.problem(rolled)
-            _img, why = ctx.release.choose(device_id, agent, info)
+            # the newest image for this BOARD_NAME (User-Agent), chip, chip revision and next OTA slot size
+            img, why = ctx.release.choose(device_id, request.headers.get("User-Agent", ""), info)
             conn.record("event", "event", "release", version=version if isinstance(version, str) else None,
-                        offered=_img.version if _img is not None else None, full_name=_img.full_name if _img else None,
-                        not_offered="; ".join(why) or None)
-        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt, agent)
+                        offered=img.version if img is not None else None,
+                        full_name=img.full_name if img is not None else None, not_offered="; ".join(why) or None)
+            if img is not None:
+                offer = {"version": img.version,
+                         "url": f"{ctx.http_scheme}://{request.host}/fw/{img.file_name}?device={device_id}"}
+        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt, offer)
         conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")

@@ -192,8 +192,8 @@ class DeviceSession:
         if kind == "hello":
             raise SessionClosed("second hello on an open channel")
         if kind == "mcp" and "session_id" not in msg:
-            # the firmware author's MQTT gateway and xiaozhi-esp32-server answer initialize/tools/list from their
-            # own cache without session_id: tolerated, recorded (the firmware itself always sends it)
+            # the firmware author's MQTT gateway answers initialize/tools/list from its own cache without
+            # session_id: tolerated, recorded (the firmware itself always sends it)
             self.conn.problem("mcp message without session_id (the firmware always sends one)")
             msg = {**msg, "session_id": self.session_id}
         try:
