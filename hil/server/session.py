@@ -196,6 +196,11 @@ class DeviceSession:
             # session_id: tolerated, recorded (the firmware itself always sends it)
             self.conn.problem("mcp message without session_id (the firmware always sends one)")
             msg = {**msg, "session_id": self.session_id}
+        if kind == "abort" and msg.get("reason") == "":
+            # xiaozhi-sdk 0.5.1 sends reason "" (core.py send_abort); the firmware sends the key only with
+            # "wake_word_detected" (protocol.cc SendAbortSpeaking): tolerated, recorded, read as a plain abort
+            self.conn.problem('abort with reason "" (the firmware omits reason or sends "wake_word_detected")')
+            msg = {k: v for k, v in msg.items() if k != "reason"}
         try:
             messages.validate_device_message(msg)
         except messages.ProtocolError as exc:

@@ -63,7 +63,8 @@ def test_xiaozhi_sdk_session(tmp_path: Path) -> None:
             while time.monotonic() < deadline and not any(
                     m.get("type") == "tts" and m.get("state") == "stop" for m in received):
                 await asyncio.sleep(0.05)
-            await asyncio.sleep(0.2)
+            await client.send_abort()  # reason "" (the firmware never sends that): tolerated, recorded
+            await asyncio.sleep(0.3)
             await client.close()
             return client
 
@@ -77,4 +78,7 @@ def test_xiaozhi_sdk_session(tmp_path: Path) -> None:
     assert summary["mcp"]["tools"] == ["sdk_set_light"]
     assert calls == [{"level": 7}] and summary["mcp"]["calls"][0]["ok"] is True
     assert summary["errors"] == []
-    assert any("Client-Id" in p for p in summary["problems"])  # the SDK's Client-Id is a UUID v5
+    problems = "\n".join(summary["problems"])
+    assert "Client-Id" in problems  # the SDK's Client-Id is a UUID v5 (core.py init_connection)
+    assert 'abort with reason ""' in problems  # core.py send_abort
+    assert summary["by_type"]["rx"].get("abort") == 1
