@@ -5,11 +5,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-color-emoji \
-                fonts-dejavu-core espeak-ng python3-venv mosquitto chromium
+                fonts-dejavu-core espeak-ng python3-venv mosquitto chromium nodejs
 STAMP  := $(VENV)/.installed
-# npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks), pinned;
+# npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks; ws, dotenv and
+# debug: the three dependencies of the firmware author's MQTT gateway, run as a test peer), pinned;
 # installed once into $(VENV)/npm/node_modules, never fetched at run time.
-NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1
+NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 ws@8.23.1 dotenv@16.6.1 debug@4.4.3
 NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
 .PHONY: all install apt demo test lint unit clean

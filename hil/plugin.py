@@ -178,8 +178,11 @@ def xz_board(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def xz_server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
-    """The reference server, started before the first `dut` so the board's boot-time OTA check finds it."""
+def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) -> Iterator[ServerHandle]:
+    """The reference server, started before the first `dut` so the board's boot-time OTA check finds it.
+
+    At the end, the deviations it tolerated (``problems``: e.g. a gateway's MCP replies without session_id) go
+    into the JUnit report as the suite property ``protocol_problems`` and into ``<xz-out>/problems.json``."""
     out = request.config.getoption("--xz-out")
     handle = ServerHandle(request.config.getoption("--xz-server-host"),
                           request.config.getoption("--xz-server-port"),
@@ -187,7 +190,16 @@ def xz_server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
                           request.config.getoption("--xz-server-token"),
                           request.config.getoption("--xz-transport"))
     yield handle
+    problems = {dev_id: list(dev.problems) for dev_id, dev in handle.server.ctx.recorder.devices.items()
+                if dev.problems} if handle.server is not None else {}
     handle.close()
+    if problems:
+        record_testsuite_property("protocol_problems", json.dumps(problems, sort_keys=True))
+    if out:
+        from xzbuild.core.fsutil import atomic_write_text
+
+        Path(out).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(Path(out) / "problems.json", json.dumps(problems, indent=2, sort_keys=True) + "\n")
 
 
 @pytest.fixture(scope="session")

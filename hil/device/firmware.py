@@ -32,6 +32,7 @@ COMMANDS = {
     "abort": "abort speaking",
     "close": "close the audio channel",
     "reboot": "reboot the device",
+    "crash": "panic (abort()) and restart, as a firmware crash does",
     "status": "print state, volume and channel status",
     "provision ota_url=<url> [ssid=<name>]": "set the OTA URL / Wi-Fi like NVS provisioning, then connect",
     "help": "list commands",
@@ -161,6 +162,11 @@ class XiaozhiDevice:
         self.log("I", "app_init", f"ESP-IDF:          {app.idf_version}")
         self.log("I", "main_task", "Calling app_main()")
         self.log("I", "Board", f"UUID={board_uuid(self.board.chip.mac)} SKU={board_name(app)}")
+        if self.info.get("self_check") == "fail":
+            # a release that crashes before it ever confirms itself (built with XZ_STANDIN_SELF_CHECK_FAIL):
+            # it never reaches Ota::MarkCurrentVersionValid, so the bootloader rolls it back at the next boot
+            self._panic("self-check failed")
+            await asyncio.Event().wait()
         self.set_state("starting")
         register_all(self.mcp, self.info, self.values, self.log, self._reboot_soon)
         asyncio.create_task(self._heartbeat())
@@ -228,7 +234,8 @@ class XiaozhiDevice:
         if len(url) < 10:
             self.log("E", "Ota", "Check version URL is not properly set")
             return None
-        body = system_info(self.app, self.board.chip.name, self.board.chip.mac, self.board.flash, self.settings)
+        body = system_info(self.app, self.board.chip.name, self.board.chip.mac, self.board.flash, self.settings,
+                           self.board.chip.revision)
         try:
             async with self.http.post(url, data=body.encode(), headers=self._headers(),
                                       timeout=aiohttp.ClientTimeout(total=10)) as resp:
@@ -312,6 +319,8 @@ class XiaozhiDevice:
             self._provisioned.set()
         elif verb == "reboot":
             self._reboot_soon()
+        elif verb == "crash":
+            self._panic("crash requested on the console")
         elif verb == "listen":
             await self._toggle_chat(arg or "auto")
         elif verb == "stop":
@@ -355,6 +364,14 @@ class XiaozhiDevice:
                 return
         self.set_state("listening")
         await self.channel.start_listening(mode)
+
+    def _panic(self, why: str) -> None:
+        """``abort()``: the panic handler prints and restarts the chip, without anything the app would do."""
+        self.log("E", "vboard", why)
+        if not self._stopped and self.generation == self.board.generation:
+            self.board.print_line("abort() was called at PC 0x42008a1b on core 0")
+            self.board.print_line("Rebooting...")
+        threading.Timer(0.05, lambda: self.board.boot(reason="0xc (RTC_SW_CPU_RST)")).start()
 
     def _reboot_soon(self, log: bool = True) -> None:
         if log:

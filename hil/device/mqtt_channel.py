@@ -47,7 +47,12 @@ def _channel(device: XiaozhiDevice) -> MqttChannel | None:
 
 
 def _on_json(device: XiaozhiDevice, msg: dict[str, object]) -> None:
+    """``on_incoming_json_`` → ``Application::OnIncomingJson``: the firmware's MQTT protocol object exists from
+    start-up, so every message — ``mcp`` above all, which the firmware author's gateway sends right after the
+    MQTT connect — is handled in any device state, audio channel open or not."""
     channel = _channel(device)
+    if channel is None and device.mqtt is not None:
+        channel = MqttChannel(device, device.mqtt)  # not opened: it only handles the message and answers on MQTT
     if channel is not None:
         channel.device_message(str(msg["type"]), dict(msg))
 
@@ -73,11 +78,20 @@ class MqttChannel(AudioChannel):
         self.version = 3
         self._decoder: OpusDecoderStream | None = None
 
+    @property  # type: ignore[override]
+    def session_id(self) -> str:
+        """``MqttProtocol::session_id_``: set by the server hello, kept after the channel closes (cleared only
+        when the next one opens), so an MCP reply outside a session carries the last one, as the firmware's."""
+        return self.client.session_id
+
+    @session_id.setter
+    def session_id(self, value: str) -> None:
+        """Ignored: the MQTT client owns the session id (``AudioChannel.__init__`` assigns an empty one)."""
+
     async def open(self) -> bool:
         if not await self.client.open_audio_channel():
             self.log("W", "Application", "Alert [triangle_exclamation] ERROR: SERVER_TIMEOUT")
             return False
-        self.session_id = self.client.session_id
         self.downlink_rate = self.client.sample_rate
         self._decoder = None
         self.is_open = True

@@ -7,6 +7,7 @@ boots it through the normal boot emulation.
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING
 
 import aiohttp
@@ -49,20 +50,55 @@ async def upgrade(device: XiaozhiDevice, url: str) -> bool:
     except (aiohttp.ClientError, TimeoutError, OSError):
         log("E", "Ota", "Failed to open HTTP connection")
         return False
+    if image[:1] != b"\xe9":
+        # esp_ota_write checks the first byte before writing anything
+        log("E", "esp_ota_ops", f"OTA image has invalid magic byte (expected 0xE9, saw 0x{image[0] if image else 0:02x})")
+        log("E", "Ota", "Failed to write OTA data: ESP_ERR_OTA_VALIDATE_FAILED")
+        return False
+    # OTA_WITH_SEQUENTIAL_WRITES: each 4 KB page is erased and written as it arrives, so an image larger than
+    # the slot overwrites the whole slot before esp_ota_write refuses the page past its end; otadata is untouched
+    fits = image[: target.size]
+    flash.erase(target.offset, -(-len(fits) // SECTOR) * SECTOR)
+    flash.write(target.offset, fits)
     if len(image) > target.size:
         log("E", "Ota", "Failed to write OTA data: ESP_ERR_INVALID_SIZE")
         return False
-    flash.erase(target.offset, -(-len(image) // SECTOR) * SECTOR)
-    flash.write(target.offset, image)
     log("I", "Ota", f"Progress: 100% ({len(image)}/{len(image)}), Speed: {len(image)}B/s")
-    try:
-        read_image(flash, target.offset, device.board.chip)
-    except BootError:
+    refusal = _verify(device, target)
+    if refusal:
+        # esp_ota_end → esp_image_verify: ESP_ERR_OTA_VALIDATE_FAILED, the boot partition stays as it is
+        for tag, line in refusal:
+            log("E", tag, line)
         log("E", "Ota", "Image validation failed, image is corrupted")
         return False
     otadata.select_slot(flash, otadata_part.offset, slot, len(otas))
     log("I", "Application", "Firmware upgrade successful, rebooting...")
     return True
+
+
+def _verify(device: XiaozhiDevice, target: Partition) -> list[tuple[str, str]]:
+    """What ``esp_image_verify`` (ESP_IMAGE_VERIFY, as esp_ota_end and esp_ota_set_boot_partition run it) prints
+    for the image in ``target``: image format and hash, then ``bootloader_common_check_chip_validity`` (chip
+    id, min and max chip revision). Empty when the image would be accepted."""
+    chip = device.board.chip
+    head = device.board.flash.read(target.offset, 24)
+    (chip_id,) = struct.unpack_from("<H", head, 12)
+    min_rev, max_rev = struct.unpack_from("<HH", head, 15)
+    rev = chip.revision
+    if chip_id != chip.image_chip_id:
+        return [("boot_comm", f"mismatch chip ID, expected {chip.image_chip_id}, found {chip_id}")]
+    if rev < min_rev:
+        return [("boot_comm", f"chip revision check failed. Required >= v{min_rev // 100}.{min_rev % 100}, "
+                              f"found v{rev // 100}.{rev % 100}.")]
+    if max_rev != 0xFFFF and rev > max_rev:
+        return [("boot_comm", f"chip revision check failed. Required <= v{max_rev // 100}.{max_rev % 100}, "
+                              f"found v{rev // 100}.{rev % 100}.")]
+    try:
+        read_image(device.board.flash, target.offset, chip)
+    except BootError as exc:
+        return [(line.split(":", 1)[0], line.split(":", 1)[1].strip()) if ":" in line else ("esp_image", line)
+                for line in exc.lines]
+    return []
 
 
 def mark_valid(device: XiaozhiDevice) -> None:

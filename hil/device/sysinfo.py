@@ -40,13 +40,14 @@ def _partitions(flash: Flash) -> list[Partition]:
     return parse_partition_table(flash.read(0x8000, 0xC00))
 
 
-def system_info(app: AppInfo, chip: str, mac: bytes, flash: Flash, settings: DeviceSettings) -> str:
-    """``Board::GetSystemInfoJson()`` of the virtual board (built by the shared ``device_system_info``)."""
+def system_info(app: AppInfo, chip: str, mac: bytes, flash: Flash, settings: DeviceSettings, revision: int = 0) -> str:
+    """``Board::GetSystemInfoJson()`` of the virtual board (built by the shared ``device_system_info``);
+    ``revision`` is ``esp_chip_info_t.revision`` (major*100 + minor), what a server checks an image's range on."""
     model, cores = CHIP_MODELS.get(chip, (0, 1))
     display = app.board.get("display") or {}
     return device_system_info(
         language=settings.language, flash_size=flash.size, mac=mac_text(mac), uuid=board_uuid(mac), chip=chip,
-        chip_info={"model": model, "cores": cores, "revision": 0, "features": 18},
+        chip_info={"model": model, "cores": cores, "revision": revision, "features": 18},
         application={"name": app.project_name, "version": app.version,
                      "compile_time": f"{app.compile_date}T{app.compile_time}Z", "idf_version": app.idf_version,
                      "elf_sha256": app.elf_sha256},

@@ -35,6 +35,7 @@ class AudioFrame(NamedTuple):
     type: int = TYPE_OPUS
     timestamp_ms: int = 0
     reserved: int = 0
+    header_version: int = 0  # v2 only: the header's own version field (the firmware writes 2)
 
     @property
     def header_size(self) -> int:
@@ -77,10 +78,16 @@ def encode_frame(version: int, payload: bytes, *, timestamp_ms: int = 0, frame_t
     raise FrameError(f"unsupported protocol version {version!r}; expected one of 1, 2, 3")
 
 
-def decode_frame(version: int, data: bytes) -> AudioFrame:
+#: v2 header version fields a tolerant reader accepts: 2 (the firmware's) and 0, which the firmware author's
+#: MQTT gateway writes (its app.js leaves the field zero); the firmware's own reader ignores the field.
+V2_TOLERATED_HEADER_VERSIONS = (0, 2)
+
+
+def decode_frame(version: int, data: bytes, *, tolerant: bool = False) -> AudioFrame:
     """Parse one binary WebSocket frame of ``version``, requiring header sizes to match the frame exactly.
 
-    For v2 the header's own ``version`` field must be 2, as the firmware writes it.
+    For v2 the header's own ``version`` field must be 2, as the firmware writes it; with ``tolerant`` a 0 is
+    accepted too (``AudioFrame.header_version`` tells the caller, which records it as a peer's deviation).
     """
     data = bytes(data)
     if version == 1:
@@ -89,11 +96,11 @@ def decode_frame(version: int, data: bytes) -> AudioFrame:
         if len(data) < V2_HEADER.size:
             raise FrameError(f"v2 frame of {len(data)} bytes is shorter than the 16-byte header")
         hdr_version, frame_type, reserved, timestamp, size = V2_HEADER.unpack_from(data)
-        if hdr_version != 2:
+        if hdr_version != 2 and not (tolerant and hdr_version in V2_TOLERATED_HEADER_VERSIONS):
             raise FrameError(f"v2 header carries version {hdr_version}, expected 2")
         if size != len(data) - V2_HEADER.size:
             raise FrameError(f"v2 payload_size {size} but frame carries {len(data) - V2_HEADER.size} bytes")
-        return AudioFrame(2, data[V2_HEADER.size :], frame_type, timestamp, reserved)
+        return AudioFrame(2, data[V2_HEADER.size :], frame_type, timestamp, reserved, hdr_version)
     if version == 3:
         if len(data) < V3_HEADER.size:
             raise FrameError(f"v3 frame of {len(data)} bytes is shorter than the 4-byte header")

@@ -41,10 +41,12 @@ def _newer_version(current: str) -> str:
 
 def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, host: str,
                     info: dict[str, Any] | None,
-                    mqtt: dict[str, Any] | None = None) -> tuple[int, str, dict[str, Any] | None]:
+                    mqtt: dict[str, Any] | None = None,
+                    release_firmware: dict[str, Any] | None = None) -> tuple[int, str, dict[str, Any] | None]:
     """(status, body text, body object or None) for an OTA check by ``device_id``.
 
-    ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one).
+    ``mqtt`` is the section the MQTT gateway provisioned for this device (else the profile's static one);
+    ``release_firmware`` the ``firmware`` section chosen from a served release (docs/server.md "Serving a release").
     """
     sections, status, malformed = OTA_PRESETS[prof.ota]
     if malformed:
@@ -56,7 +58,7 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
         if name == "server_time":
             reply["server_time"] = {"timestamp": int(time.time() * 1000), "timezone_offset": 0}
         elif name == "websocket":
-            reply["websocket"] = {"url": f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
+            reply["websocket"] = {"url": prof.websocket_url or f"{ctx.ws_scheme}://{host}{ctx.ws_path}", "token": ctx.token or "",
                                   "version": prof.protocol_version}
         elif name == "mqtt":
             reply["mqtt"] = dict(mqtt) if mqtt is not None else dict(prof.mqtt)
@@ -72,6 +74,8 @@ def build_ota_reply(ctx: ServerContext, prof: DeviceProfile, device_id: str, hos
             if prof.ota == "force_upgrade":
                 fw["force"] = 1
             reply["firmware"] = fw
+    if release_firmware is not None and sections and "firmware" not in reply:
+        reply["firmware"] = release_firmware
     for name in ("mqtt", "websocket"):
         if name in reply:
             ota.check_nvs_section(name, reply[name])
@@ -99,7 +103,23 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         mqtt = None
         if ctx.mqtt is not None and "mqtt" in OTA_PRESETS[prof.ota][0]:
             mqtt = await ctx.mqtt.provision(device_id, request.host)
-        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt)
+        offer = None
+        if ctx.release is not None:
+            app = (info or {}).get("application")
+            version = app.get("version") if isinstance(app, dict) else None
+            if isinstance(version, str):
+                rolled = ctx.release.note_check(device_id, version)
+                if rolled:
+                    conn.problem(rolled)
+            # the newest image for this BOARD_NAME (User-Agent), chip, chip revision and next OTA slot size
+            img, why = ctx.release.choose(device_id, request.headers.get("User-Agent", ""), info)
+            conn.record("event", "event", "release", version=version if isinstance(version, str) else None,
+                        offered=img.version if img is not None else None,
+                        full_name=img.full_name if img is not None else None, not_offered="; ".join(why) or None)
+            if img is not None:
+                offer = {"version": img.version,
+                         "url": f"{ctx.http_scheme}://{request.host}/fw/{img.file_name}?device={device_id}"}
+        status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt, offer)
         conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
         return web.Response(status=status, text=text, content_type="application/json")
@@ -185,14 +205,18 @@ async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.Strea
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
         name = request.match_info.get("name", "")
-        path = resolve_firmware(ctx.firmware_dir, name)
+        img = ctx.release.by_file.get(name) if ctx.release is not None else None
+        path = img.path if img is not None else resolve_firmware(ctx.firmware_dir, name)
         conn.record("rx", "http", "firmware", method=request.method, path=request.path, size=0, name=name)
         if path is None:
             conn.error(f"firmware {name!r} not served: not a plain file in the firmware directory")
             conn.record("tx", "http", "firmware", status=404, size=0)
             raise web.HTTPNotFound(text="not found")
         data = await _read(path)
-        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name)
+        if img is not None:
+            ctx.release.note_fetch(device_id, img)
+        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name,
+                    version=img.version if img is not None else None)
         return web.Response(body=data, content_type="application/octet-stream")
     finally:
         conn.close()

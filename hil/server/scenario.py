@@ -53,6 +53,10 @@ class McpPlan:
     with_user_tools: tuple[bool, ...] = (False, True)
     calls: tuple[dict[str, Any], ...] = ({"name": "self.get_device_status", "arguments": {}},)
     timeout_s: float = 10.0
+    # initialize's capabilities.vision.url (token: vision_token), as xiaozhi-esp32-server sends it; the firmware
+    # treats it as optional (mcp_server.cc ParseCapabilities), xiaozhi-sdk 0.5.1 requires it (mcp.py: KeyError)
+    vision_url: str | None = None
+    vision_token: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ class DeviceProfile:
     mqtt: dict[str, Any] = field(default_factory=lambda: {
         "endpoint": "127.0.0.1:1883", "client_id": "xzbuild", "username": "xzbuild", "password": "xzbuild",
         "publish_topic": "device-server"})
+    # the OTA reply's websocket.url: empty = this server; else another WebSocket server the device is handed to
+    # (a gateway in front of MCP clients, a lab's production server)
+    websocket_url: str = ""
     sample_rate: int = 24000
     frame_duration: int = 60
     voice: str = "en"
@@ -151,6 +158,9 @@ def _profile(base: DeviceProfile, data: Any, where: str, path: str) -> DevicePro
     prof = dataclasses.replace(base, **changes)
     if prof.ota not in OTA_PRESETS:
         raise _fail(f"{where}.ota", f"unknown preset {prof.ota!r}; expected one of {sorted(OTA_PRESETS)}", path)
+    if prof.websocket_url and (not isinstance(prof.websocket_url, str)
+                               or not prof.websocket_url.startswith(("ws://", "wss://"))):
+        raise _fail(f"{where}.websocket_url", "must be a ws:// or wss:// URL", path)
     if prof.protocol_version not in (1, 2, 3):
         raise _fail(f"{where}.protocol_version", "must be 1, 2 or 3", path)
     if prof.sample_rate not in OPUS_RATES:

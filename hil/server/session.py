@@ -191,6 +191,16 @@ class DeviceSession:
         self.conn.record("rx", "text", kind, size=len(data.encode()), json_text=data)
         if kind == "hello":
             raise SessionClosed("second hello on an open channel")
+        if kind == "mcp" and "session_id" not in msg:
+            # the firmware author's MQTT gateway answers initialize/tools/list from its own cache without
+            # session_id: tolerated, recorded (the firmware itself always sends it)
+            self.conn.problem("mcp message without session_id (the firmware always sends one)")
+            msg = {**msg, "session_id": self.session_id}
+        if kind == "abort" and msg.get("reason") == "":
+            # xiaozhi-sdk 0.5.1 sends reason "" (core.py send_abort); the firmware sends the key only with
+            # "wake_word_detected" (protocol.cc SendAbortSpeaking): tolerated, recorded, read as a plain abort
+            self.conn.problem('abort with reason "" (the firmware omits reason or sends "wake_word_detected")')
+            msg = {k: v for k, v in msg.items() if k != "reason"}
         try:
             messages.validate_device_message(msg)
         except messages.ProtocolError as exc:
@@ -227,7 +237,10 @@ class DeviceSession:
 
     def _on_binary(self, data: bytes) -> None:
         try:
-            frame = framing.decode_frame(self.version, data)
+            frame = framing.decode_frame(self.version, data, tolerant=True)
+            if frame.version == 2 and frame.header_version != 2:
+                self.conn.problem(f"v2 audio frame header carries version {frame.header_version}, the firmware "
+                                  "writes 2")
             if frame.type != framing.TYPE_OPUS:
                 raise framing.FrameError(f"frame type {frame.type}: the firmware only sends 0 (Opus)")
             dur = packet_duration_ms(frame.payload)
@@ -335,7 +348,7 @@ class DeviceSession:
     async def _mcp_script(self) -> None:
         plan = self.prof.mcp
         state = self.conn.dev.mcp
-        init = await self.mcp_call("initialize", mcp.initialize(0)["params"])
+        init = await self.mcp_call("initialize", mcp.initialize(0, plan.vision_url, plan.vision_token)["params"])
         if init is None:
             return
         state["initialize"] = init.result if init.ok else {"error": init.error_message}

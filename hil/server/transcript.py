@@ -70,6 +70,8 @@ class DeviceLog:
     uplink_gap_jitter_ms: list[float] = field(default_factory=list)
     connections: int = 0
     errors: list[str] = field(default_factory=list)
+    # deviations of a peer that the server tolerates (recorded, never closed on): distinct texts, first seen first
+    problems: list[str] = field(default_factory=list)
     mcp: dict[str, Any] = field(default_factory=lambda: {"tools": [], "user_tools": [], "calls": []})
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
     evicted: int = 0  # oldest records dropped from memory (they are in the transcript files when enabled)
@@ -311,6 +313,7 @@ class Recorder:
             "downlink_pacing_jitter_ms": jitter_stats(dev.downlink_lateness_ms),
             "uplink_gap_jitter_ms": jitter_stats(dev.uplink_gap_jitter_ms),
             "errors": list(dev.errors),
+            "problems": list(dev.problems),
             "mcp": dev.mcp,
         }
 
@@ -327,6 +330,7 @@ class Connection:
         dev.connections += 1
         dev.live += 1
         self._open = True
+        self._problems_seen: set[str] = set()
         self.path: Path | None = None
         if recorder.dir is not None and self._writer is not None:
             self.path = recorder.dir / safe_name(dev.device_id) / f"{name}.jsonl"
@@ -411,6 +415,16 @@ class Connection:
 
         WARNINGS.warn("%s %s: %s", self.dev.device_id[:80], self.name, reason)
         self.record("event", "error", "error", reason=reason, **fields)
+
+    def problem(self, reason: str, **fields: Any) -> None:
+        """Record a deviation from what the firmware sends that the server tolerates (a peer that exists in the
+        field sends it): once per connection and reason in the transcript, once per device in ``problems``."""
+        if reason in self._problems_seen:
+            return
+        self._problems_seen.add(reason)
+        if reason not in self.dev.problems and len(self.dev.problems) < MAX_ERRORS:
+            self.dev.problems.append(reason)
+        self.record("event", "event", "problem", reason=reason, **fields)
 
     def close(self) -> None:
         """Finish the transcript file (on the writer thread); later records stay in memory only."""

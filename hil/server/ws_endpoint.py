@@ -23,8 +23,6 @@ def check_handshake(ctx: ServerContext, request: web.Request) -> tuple[int, str,
         return 400, f"Protocol-Version {version_text!r} must be 1, 2 or 3", 0
     if not ota.MAC_RE.match(request.headers.get("Device-Id", "")):
         return 400, "Device-Id must be a lower-case MAC aa:bb:cc:dd:ee:ff", 0
-    if not ota.UUID_RE.match(request.headers.get("Client-Id", "")):
-        return 400, "Client-Id must be a lower-case UUID v4", 0
     return 0, decision.reason, int(version_text)
 
 
@@ -39,8 +37,9 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
     try:
         auth = request.headers.get("Authorization")
         expected = ctx.scenario.profile(device_id).protocol_version
+        client_id = request.headers.get("Client-Id")
         conn.record("rx", "handshake", "handshake", remote=request.remote, protocol_version=version or None,
-                    client_id=request.headers.get("Client-Id"), authorization=auth is not None,
+                    client_id=client_id, authorization=auth is not None,
                     token_ok=bool(ctx.token and token_matches(auth, ctx.token)), decision=reason,
                     # a device still on an old NVS websocket.version connects with another version: worth seeing
                     problem=(f"Protocol-Version {version} but the OTA reply hands out {expected}"
@@ -48,6 +47,11 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
         if status:
             conn.error(f"handshake refused ({status}): {reason}")
             return web.Response(status=status, text=reason)
+        if not ota.UUID_RE.match(client_id or ""):
+            # the firmware sends its UUID v4; the firmware author's MQTT gateway forwards devices with whatever id
+            # the MQTT login carried (or none for short client ids): tolerated, recorded
+            conn.problem(f"Client-Id {client_id[:64]!r} is not a lower-case UUID v4" if client_id is not None
+                         else "no Client-Id header (the firmware sends its UUID v4)")
         ws = web.WebSocketResponse(max_msg_size=ctx.limits.max_frame_bytes, autoping=True, heartbeat=None)
         await ws.prepare(request)
         session = DeviceSession(ctx, ws, conn, ctx.scenario.profile(device_id), version)

@@ -23,6 +23,8 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
                                  assets at 0x800000 make merged images 8 MB, so tests limit them)
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
+  XZ_STANDIN_SELF_CHECK_FAIL=PATTERN,...  build an app for these boards that fails its self-check: it crashes
+                                 at start, before confirming itself, so an OTA to it is rolled back
 """
 
 from __future__ import annotations
@@ -247,6 +249,8 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
         raise Failure(f"Partition table error: {exc}") from None
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
             "preview": bool(defines.get("_PREVIEW")), **hardware_facts(project, values)}
+    if knob("XZ_STANDIN_SELF_CHECK_FAIL", board) is not None:
+        info["self_check"] = "fail"
     min_rev, max_rev = chip_revisions(target, values)
     app = make_app_image(target, version=version, board_name=board or project_name, project_name=project_name,
                          idf_ver=f"v{idf_version()}", info=info, size=int(knob("XZ_STANDIN_APP_SIZE", board) or 0),
