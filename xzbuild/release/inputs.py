@@ -9,12 +9,12 @@ error (a broken button is worse than none).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.jsonread import read_json, read_jsonl
 
 RELEASE_RECORD = "release.json"
 
@@ -78,12 +78,7 @@ class Release:
 
 
 def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"cannot read: {exc.strerror}", Location(str(path))) from None
-    except ValueError as exc:
-        raise UserError(f"not JSON ({exc}); rebuild it with `xzbuild matrix build`", Location(str(path))) from None
+    return read_json(path, "rebuild it with `xzbuild matrix build`")
 
 
 def _files(record: dict[str, Any], where: Path) -> list[FileEntry]:
@@ -150,20 +145,9 @@ def read_hil(paths: list[Path]) -> dict[str, list[HilResult]]:
     """HIL results by variant from ``hil run --json`` outputs (one JSON object per line)."""
     by_variant: dict[str, list[HilResult]] = {}
     for path in paths:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise UserError(f"cannot read: {exc.strerror}", Location(str(path))) from None
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as exc:
-                raise UserError(f"not JSON ({exc.args[0]}); expected `xzbuild hil run --json` output",
-                                Location(str(path), number)) from None
+        for where, data in read_jsonl(path, "expected `xzbuild hil run --json` output"):
             if not isinstance(data, dict) or not isinstance(data.get("variant"), str):
-                raise UserError("a HIL result needs a string `variant`", Location(str(path), number))
+                raise UserError("a HIL result needs a string `variant`", where)
             raw_tests = data.get("tests")
             tests: dict[str, Any] = raw_tests if isinstance(raw_tests, dict) else {}
             by_variant.setdefault(data["variant"], []).append(HilResult(
