@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import confined_file
 from xzbuild.core.jsonread import read_json, read_jsonl
 
 RELEASE_RECORD = "release.json"
@@ -102,7 +103,7 @@ def _manifests(dist: Path, record: dict[str, Any], vdir: Path) -> dict[str, Mani
             rel = f"{vdir.name}/{guess.name}" if guess.is_file() else None
         if not isinstance(rel, str):
             continue
-        path = dist / rel
+        path = confined_file(dist, rel, Location(str(vdir / RELEASE_RECORD)))
         data = _load_json(path)
         problem = _manifest_problem(data)
         if problem:
@@ -130,10 +131,13 @@ def _manifest_problem(data: Any) -> str | None:
 
 
 def _find_preview(dist: Path, full_name: str, previews: Path | None) -> str | None:
-    candidates = [dist / full_name / "preview.png", dist / full_name / "assets-preview.png"]
+    candidates = [(dist, f"{full_name}/preview.png"), (dist, f"{full_name}/assets-preview.png")]
     if previews is not None:
-        candidates += [previews / f"{full_name}.png", previews / full_name / "preview.png"]
-    return next((str(p) for p in candidates if p.is_file()), None)
+        candidates += [(previews, f"{full_name}.png"), (previews, f"{full_name}/preview.png")]
+    for root, rel in candidates:
+        if (root / rel).exists() or (root / rel).is_symlink():
+            return str(confined_file(root, rel))
+    return None
 
 
 def _count(counts: dict[str, Any], key: str) -> int:
@@ -164,19 +168,23 @@ def read_release(dist: Path, previews: Path | None = None, hil: list[Path] | Non
     if previews is not None and not previews.is_dir():
         raise UserError(f"--previews {previews}: no such directory; pass the dir holding <full_name>.png files")
     top = dist / "manifest.json"
-    manifest = _load_json(top) if top.is_file() else {}
+    manifest = _load_json(confined_file(dist, top.name)) if top.exists() or top.is_symlink() else {}
     hil_by_variant = read_hil(hil or [])
     variants = []
-    for vdir in sorted(p for p in dist.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for vdir in sorted(p for p in dist.iterdir() if not p.name.startswith(".")):
+        if vdir.is_symlink():
+            raise UserError("a symbolic link in the release directory; it holds the variant directories themselves "
+                            "(copy them in, e.g. `cp -rL`)", Location(str(vdir)))
         rpath = vdir / RELEASE_RECORD
-        if not rpath.is_file():
+        if not vdir.is_dir() or not (rpath.exists() or rpath.is_symlink()):
             continue
-        record = _load_json(rpath)
+        record = _load_json(confined_file(dist, f"{vdir.name}/{RELEASE_RECORD}"))
         if not isinstance(record, dict) or not isinstance(record.get("full_name"), str):
             raise UserError("release record without a string `full_name`", Location(str(rpath)))
         name = record["full_name"]
         sdk_path = vdir / "config" / "sdkconfig.json"
-        sdkconfig = _load_json(sdk_path) if sdk_path.is_file() else {}
+        sdkconfig = _load_json(confined_file(dist, f"{vdir.name}/config/sdkconfig.json")) \
+            if sdk_path.exists() or sdk_path.is_symlink() else {}
         variants.append(ReleasedVariant(
             full_name=name, record=record, files=_files(record, rpath), manifests=_manifests(dist, record, vdir),
             sdkconfig=sdkconfig if isinstance(sdkconfig, dict) else {},
