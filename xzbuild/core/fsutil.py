@@ -150,3 +150,28 @@ def link_escape(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> s
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         return "not a regular file or directory; inputs are plain files"
     return None
+
+
+def refuse_linked_subdirs(root: str | os.PathLike[str], option: str, depth: int = 2) -> None:
+    """A ``UserError`` when a directory the tool writes into (``root`` itself may be a link, as the user chose)
+    has a symbolic link to a directory in its first ``depth`` levels: writing ``root/logs/x`` through a
+    ``logs -> /elsewhere`` link would put files outside ``root``."""
+    from xzbuild.core.errors import UserError
+
+    level = [Path(root)]
+    for _ in range(depth):
+        deeper = []
+        for directory in level:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink():
+                    target = Path(entry.path).resolve()
+                    if target.is_dir() or not target.exists():
+                        raise UserError(f"{option} {root}: {entry.path} is a symbolic link (to {target}); the tool "
+                                        "writes below it, so it must be a real directory: remove the link")
+                elif entry.is_dir(follow_symlinks=False):
+                    deeper.append(Path(entry.path))
+        level = deeper

@@ -25,7 +25,7 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
                cost_history: Path | None, mode: str = "sound") -> None:
     """`matrix select`: print the affected variants (full names, or JSON), optionally with reasons."""
     from xzbuild.matrix.graph import BoardGraph
-    from xzbuild.matrix.select import GitContent, select_variants
+    from xzbuild.matrix.select import GitContent, select_variants, verify_revision
     from xzbuild.model import load_boards
 
     board_set = load_boards(boards_dir, hardware=False)  # selection never reads hardware sections
@@ -35,6 +35,8 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
     graph = BoardGraph.from_model(board_set, firmware)
     content: ContentSource | None = None
     if base is not None:
+        base = verify_revision(repo, base, "--base")
+        head = verify_revision(repo, head, "--head") if head is not None else None
         git = GitContent(repo, base, head)
         paths = git.changed_paths()
         content = git
