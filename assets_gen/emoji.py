@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assets_gen.image import image_bounds_problem
 from assets_gen.names import check_name, walk_files
 from xzbuild.core.errors import Location, UserError
 
@@ -137,9 +138,13 @@ def _check_image(data: bytes, path: Path) -> None:
 
     try:
         with Image.open(io.BytesIO(data)) as img:
-            img.load()
+            problem = image_bounds_problem(img)  # from the header, before decoding
+            if problem is None:
+                img.load()
     except Exception as exc:  # Pillow raises many exception types for corrupt images
         raise UserError(f"corrupt {kind.upper()} image ({exc})", where) from None
+    if problem is not None:
+        raise UserError(problem, where)
 
 
 def resize_collection(files: list[EmojiFile], size: int) -> list[EmojiFile]:

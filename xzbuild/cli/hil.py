@@ -25,10 +25,17 @@ def _duration(text: str) -> int:
     from xzbuild.core.errors import UserError
 
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    try:
-        return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-    except (ValueError, IndexError, KeyError):
-        raise UserError(f"--for {text!r}: use a number of seconds or e.g. 30m, 2h") from None
+    digits = text[:-1] if text[-1:] in units else text
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 12):
+        raise UserError(f"--for {text[:40]!r}: use a number of seconds or e.g. 30m, 2h")
+    seconds = int(digits) * units.get(text[-1], 1)
+    if not 1 <= seconds <= MAX_LEASE_SECONDS:
+        raise UserError(f"--for {text!r}: a lease lasts 1 s to {MAX_LEASE_SECONDS // 86400} days "
+                        f"({MAX_LEASE_SECONDS} s); lock again to extend it")
+    return seconds
+
+
+MAX_LEASE_SECONDS = 7 * 86400
 
 
 @hil.command("boards")
