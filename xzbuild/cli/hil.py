@@ -235,10 +235,11 @@ def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
     from hil.lab.lease import LeaseStore, default_holder, new_run_id
     from xzbuild.core.errors import UserError
 
+    seconds = _duration(duration)
     inv = _load(lab)
     inv.board(board)
     store = LeaseStore(inv.locks)
-    lease = store.acquire(board, holder or default_holder(), f"manual-{new_run_id()}", _duration(duration))
+    lease = store.acquire(board, holder or default_holder(), f"manual-{new_run_id()}", seconds)
     if lease is None:
         current = store.holder(board)
         raise UserError(f"{current.describe() if current else board + ' is busy'}; try again later or unlock --force")

@@ -48,6 +48,19 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_NUMBERISH = re.compile(r"-?(?:NaN|Infinity)|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
+
+
+def _where_number(text: str) -> tuple[int, int]:
+    """(line, column) of the first NaN/Infinity or huge-exponent number outside strings (1, 0 if none)."""
+    blanked = _STRINGS.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+    found = _NUMBERISH.search(blanked)
+    if found is None:
+        return 1, 0
+    line = blanked.count("\n", 0, found.start()) + 1
+    return line, found.start() - (blanked.rfind("\n", 0, found.start()) + 1) + 1
+
+
 def nesting_depth(text: str) -> int:
     """The deepest nesting of arrays/objects in ``text`` (brackets inside strings do not count)."""
     depth = deepest = 0
@@ -65,8 +78,8 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH,
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
                           object_pairs_hook=object_pairs_hook)
-    except JsonProblem:
-        raise
+    except JsonProblem as exc:
+        raise JsonProblem(exc.message, *_where_number(text)) from None
     except json.JSONDecodeError as exc:
         raise JsonProblem(f"not JSON ({exc.msg})", exc.lineno, exc.colno) from None
     except (ValueError, RecursionError) as exc:  # int() of a 5,000-digit number, or a nesting missed above
