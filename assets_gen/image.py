@@ -7,6 +7,7 @@ device, so the writer checks its own output with :func:`read_cbin_image`.
 from __future__ import annotations
 
 import struct
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,7 +91,10 @@ def load_background(path: Path, width: int, height: int, matte: str = "#000000")
     if not path.is_file():
         raise UserError("background image not found", where)
     try:
-        with PILImage.open(path) as img:
+        with warnings.catch_warnings():  # our bound below is the message, not Pillow's bomb warning
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            opened = PILImage.open(path)
+        with opened as img:
             if img.format not in ("PNG", "JPEG"):
                 raise UserError(f"background is {img.format}, expected PNG or JPEG", where)
             problem = image_bounds_problem(img)  # before decoding: a 13000² PNG would take 2 GB
