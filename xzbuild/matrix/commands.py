@@ -28,6 +28,9 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
     from xzbuild.matrix.select import GitContent, select_variants, verify_revision
     from xzbuild.model import load_boards
 
+    if base is not None:  # before anything else: a revision must name a commit (and never be a git option)
+        base = verify_revision(repo, base, "--base")
+        head = verify_revision(repo, head, "--head") if head is not None else None
     board_set = load_boards(boards_dir, hardware=False)  # selection never reads hardware sections
     entries = [e for e in list_variants(board_set, idf) if e.enabled]
     if firmware is None and (repo / "main" / "boards").is_dir():
@@ -35,8 +38,6 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
     graph = BoardGraph.from_model(board_set, firmware)
     content: ContentSource | None = None
     if base is not None:
-        base = verify_revision(repo, base, "--base")
-        head = verify_revision(repo, head, "--head") if head is not None else None
         git = GitContent(repo, base, head)
         paths = git.changed_paths()
         content = git
