@@ -4,7 +4,9 @@ Anonymous clients are refused. Devices log in with credentials from a pool writt
 file in mosquitto's own PBKDF2-SHA512 format, checked against ``mosquitto_passwd``); the gateway hands
 one pool entry to each device at its OTA check (the same one on every later check) and the ACL file's
 patterns ``write xiaozhi/%u/up`` and ``read xiaozhi/%u/down`` confine every device to its own two topics,
-so one device cannot read or write another's. A pool keeps the broker's configuration fixed at run time
+so one device cannot read or write another's. Devices log in on their own listener, where mosquitto replaces
+the client id by the username (``use_username_as_clientid``): a device connects only as itself and cannot close
+another device's session by sending its client id; the gateway has a listener that knows only its account. A pool keeps the broker's configuration fixed at run time
 (mosquitto's dynamic-security plugin saves its whole JSON file on every new client: ~30 ms at 300
 clients, stalling the broker under load). When the pool runs out it grows by a batch and mosquitto
 reloads its files (SIGHUP). ``tls`` serves mqtts with the server's certificate. See docs/server.md.
