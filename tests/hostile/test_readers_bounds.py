@@ -19,6 +19,7 @@ from tests.hostile.conftest import assert_clean_failure, run_child, run_cli
 RECORD = ('{"full_name": "v1", "board": "v1", "name": "v1", "target": "esp32s3", "idf": "6.0.2", '
           '"status": "built", "seconds": %s}')
 DEEP = "[" * 5000 + "]" * 5000
+LAB = "version: 1\nlocks: locks\nboards:\n  - id: b1\n    virtual: {chip: esp32c3, flash: 16MB}\n    variant: c3\n"
 
 
 def png_header_only(width: int, height: int) -> bytes:
@@ -89,11 +90,11 @@ CASES: list[tuple[str, dict[str, Any], list[str], str]] = [
     ("hil-results-deep", {"dist/v1/release.json": '{"full_name": "v1"}', "h.jsonl": DEEP + "\n"},
      ["release", "site", "--dist", "{d}/dist", "-o", "{d}/site", "--hil", "{d}/h.jsonl", "--boards", "{d}/nb"],
      r"h\.jsonl:1: nests deeper than 64 levels"),
-    ("hil-lock-huge-lease", {}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "99999999999d"],
+    ("hil-lock-huge-lease", {"lab.yaml": LAB}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "99999999999d"],
      r"--for '99999999999d': a lease lasts 1 s to 7 days"),
-    ("hil-lock-zero-lease", {}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "0"],
+    ("hil-lock-zero-lease", {"lab.yaml": LAB}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "0"],
      r"--for '0': a lease lasts 1 s to 7 days"),
-    ("hil-lock-negative-lease", {}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "-5m"],
+    ("hil-lock-negative-lease", {"lab.yaml": LAB}, ["hil", "lock", "b1", "--lab", "{d}/lab.yaml", "--for", "-5m"],
      r"--for '-5m': use a number of seconds"),
     ("lab-id-trailing-newline", {"lab.yaml": 'version: 1\nlocks: locks\nboards:\n  - id: "b1\\n"\n'
                                              "    virtual: {chip: esp32c3, flash: 16MB}\n    variant: c3\n"},
@@ -128,6 +129,7 @@ def test_hostile_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert_clean_failure(code, err, expected)
     assert not (tmp_path / "j.xml").exists() and not (tmp_path / "m.json").exists() or "m.json" in files
     assert not (tmp_path / "site").exists() and not (tmp_path / "a.bin").exists()
+    assert not (tmp_path / "locks").exists() or list((tmp_path / "locks").iterdir()) == []  # no lease taken
 
 
 def test_a_good_gif_under_the_frame_bound_is_packed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
