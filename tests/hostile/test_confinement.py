@@ -93,6 +93,12 @@ def _absolute_path(root: Path) -> Path:
     return make_dist(root, [{"role": "app", "path": str(root / "secret")}])
 
 
+def _full_name_climbs(root: Path) -> Path:
+    dist = make_dist(root, full_name="../../x")
+    (dist / "v1" / "preview.png").write_bytes(b"\x89PNG")
+    return dist
+
+
 # (id, damage → dist, stderr regex)
 SITE_CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("dotdot-inside-path", _dotdot_inside_path, r"'v1/\.\./\.\./secret': expected a relative path of plain names"),
@@ -103,6 +109,7 @@ SITE_CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("manifest-outside-dist", _manifest_outside, r"'v1/\.\./\.\./m\.json': expected a relative path"),
     ("symlinked-release-record", _symlinked_release_record, r"v1/release\.json: .*is a symbolic link"),
     ("absolute-path", _absolute_path, r"secret': expected a relative path of plain names"),
+    ("full-name-climbs", _full_name_climbs, r"release\.json: full_name '\.\./\.\./x' is not a variant name"),
 ]
 
 

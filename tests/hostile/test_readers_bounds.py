@@ -7,6 +7,7 @@ the code; the formats come from their specs (JSON: RFC 8259 has no NaN/Infinity;
 
 from __future__ import annotations
 
+import socket
 import struct
 import zlib
 from pathlib import Path
@@ -174,3 +175,19 @@ def test_a_13000_square_png_is_refused_before_decoding(tmp_path: Path) -> None:
     proc = run_child(["assets", "build", "-o", str(tmp_path / "a.bin"), "--emoji-dir", str(tmp_path / "em")],
                      tmp_path, limit_kb=600_000, timeout=60)
     assert_clean_failure(proc.returncode, proc.stderr, r"image is 13000×13000 .* the bound is 16,777,216")
+
+
+HERE = socket.gethostname()
+LEASE = '{"board": "b1", "holder": "h", "host": "%s", "pid": %s, "run": "r", "acquired": 0, "expires": %s}'
+
+
+@pytest.mark.parametrize("lease", [LEASE % ("x", "null", '"soon"'), DEEP, LEASE % (HERE, "99999999999999999999", 4e9),
+                                   LEASE % ("x", "null", "NaN")], ids=["expires-string", "deep", "pid-huge",
+                                                                      "expires-nan"])
+def test_a_damaged_lease_file_counts_as_free(tmp_path: Path, capsys: pytest.CaptureFixture[str], lease: str) -> None:
+    """Lease files sit in a directory every lab user writes; one that is not a lease (docs/lab.md: JSON with
+    holder, host, pid, run, acquired, expires) must not break `hil lock` for everyone."""
+    _write(tmp_path, {"lab.yaml": LAB, "locks/b1.lease": lease})
+    code, out, err = run_cli(["hil", "lock", "b1", "--lab", str(tmp_path / "lab.yaml"), "--for", "1m"], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    assert out.startswith("locked b1 leased by")

@@ -9,6 +9,7 @@ error (a broken button is worse than none).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from xzbuild.core.fsutil import confined_file
 from xzbuild.core.jsonread import read_json, read_jsonl
 
 RELEASE_RECORD = "release.json"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,9 @@ def read_release(dist: Path, previews: Path | None = None, hil: list[Path] | Non
         if not isinstance(record, dict) or not isinstance(record.get("full_name"), str):
             raise UserError("release record without a string `full_name`", Location(str(rpath)))
         name = record["full_name"]
+        if not _PLAIN_NAME.fullmatch(name):  # it names files of the site (previews/<full_name>.png)
+            raise UserError(f"full_name {name[:60]!r} is not a variant name (letters, digits, '.', '_', '+', '-'; "
+                            "not starting with '.' or '-')", Location(str(rpath)))
         sdk_path = vdir / "config" / "sdkconfig.json"
         sdkconfig = _load_json(confined_file(dist, f"{vdir.name}/config/sdkconfig.json")) \
             if sdk_path.exists() or sdk_path.is_symlink() else {}
