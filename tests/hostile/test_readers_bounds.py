@@ -191,3 +191,17 @@ def test_a_damaged_lease_file_counts_as_free(tmp_path: Path, capsys: pytest.Capt
     code, out, err = run_cli(["hil", "lock", "b1", "--lab", str(tmp_path / "lab.yaml"), "--for", "1m"], capsys)
     assert code == 0 and "Traceback" not in err, err
     assert out.startswith("locked b1 leased by")
+
+
+@pytest.mark.parametrize(("index", "finding"), [
+    (DEEP, "index.json line 1: nests deeper than 64 levels"),
+    ('{"version": 1, "emoji_collection": NaN}', "NaN is not a JSON number"),
+], ids=["deep-index", "nan-index"])
+def test_assets_inspect_reports_a_hostile_index(tmp_path: Path, capsys: pytest.CaptureFixture[str], index: str,
+                                                finding: str) -> None:
+    """A bundle's index.json is read by the firmware's cJSON, which has no NaN either; inspect reports it as a
+    finding of the bundle (exit 1), never a traceback."""
+    (tmp_path / "a.bin").write_bytes(container([("index.json", index.encode())]))
+    code, out, err = run_cli(["assets", "inspect", str(tmp_path / "a.bin")], capsys)
+    assert_clean_failure(code, err, r"a\.bin: 1 problem\(s\)")
+    assert finding in out, out
