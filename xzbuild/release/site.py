@@ -264,11 +264,12 @@ def _site_record(options: SiteOptions, release: Release, web: WebTools, views: l
 def remove_stale_stages(out: Path) -> list[Path]:
     """Remove ``.<out>.<pid>.tmp`` / ``.<out>.<pid>.old.tmp`` directories left by a run that was killed (its
     process is gone); a run still going keeps its own. Returns what was removed."""
+    import glob
     import re
 
     pattern = re.compile(rf"\.{re.escape(out.name)}\.(\d+)(?:\.old)?\.tmp")
     removed = []
-    for path in out.parent.glob(f".{glob_escape(out.name)}.*.tmp") if out.parent.is_dir() else []:
+    for path in out.parent.glob(f".{glob.escape(out.name)}.*.tmp") if out.parent.is_dir() else []:
         found = pattern.fullmatch(path.name)
         if found is None or path.is_symlink() or not path.is_dir():
             continue
@@ -280,17 +281,10 @@ def remove_stale_stages(out: Path) -> list[Path]:
     return removed
 
 
-def glob_escape(name: str) -> str:
-    """``name`` with glob metacharacters taken literally."""
-    import glob
-
-    return glob.escape(name)
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # gone, or a number no pid can be
         return False
     except OSError:  # exists, owned by someone else
         return True
