@@ -57,8 +57,8 @@ class BrokerAddress:
 
     @property
     def url(self) -> str:
-        """``mqtt(s)://host:port``."""
-        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+        """``mqtt(s)://host:port`` where devices connect."""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.devices_at}"
 
 
 def password_line(username: str, password: str) -> str:
