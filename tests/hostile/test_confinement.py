@@ -234,3 +234,24 @@ def test_matrix_build_refuses_symlinked_subdirectories(tmp_path: Path, capsys: p
                               capsys)
     assert_clean_failure(code, err, rf"{option} .*/{sub} is a symbolic link .*must be a real directory")
     assert list(elsewhere.iterdir()) == []
+
+
+# (id, manifest.json of the base build) — `matrix size --base` reads a build output downloaded from CI
+SIZE_CASES = [
+    ("app-path-climbs", {"variants": [{"full_name": "v1", "target": "esp32s3", "app_size": 4,
+                                       "files": [{"role": "app", "path": "../secret"}]}]},
+     r"'\.\./secret': expected a relative path of plain names"),
+    ("deep-manifest", None, r"manifest\.json:1: nests deeper than 64 levels"),
+]
+
+
+@pytest.mark.parametrize(("manifest", "expected"), [c[1:] for c in SIZE_CASES], ids=[c[0] for c in SIZE_CASES])
+def test_matrix_size_reads_only_inside_the_build_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         manifest: object, expected: str) -> None:
+    (tmp_path / "secret").write_bytes(SECRET)
+    for side in ("base", "head"):
+        (tmp_path / side / "v1").mkdir(parents=True)
+        text = "[" * 5000 + "]" * 5000 if manifest is None else json.dumps(manifest)
+        (tmp_path / side / "manifest.json").write_text(text)
+    code, _out, err = run_cli(["matrix", "size", "--base", str(tmp_path / "base"), str(tmp_path / "head")], capsys)
+    assert_clean_failure(code, err, expected)
