@@ -8,10 +8,12 @@ fixture was made with, so with the same Pillow/FreeType/zlib the PNGs are byte-i
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assets_gen.image import image_bounds_problem
 from assets_gen.names import check_name, walk_files
 from xzbuild.core.errors import Location, UserError
 
@@ -136,10 +138,17 @@ def _check_image(data: bytes, path: Path) -> None:
     from PIL import Image
 
     try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.load()
+        with warnings.catch_warnings():  # our bound below is the message, not Pillow's bomb warning
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
+        with img:
+            problem = image_bounds_problem(img)  # from the header, before decoding
+            if problem is None:
+                img.load()
     except Exception as exc:  # Pillow raises many exception types for corrupt images
         raise UserError(f"corrupt {kind.upper()} image ({exc})", where) from None
+    if problem is not None:
+        raise UserError(problem, where)
 
 
 def resize_collection(files: list[EmojiFile], size: int) -> list[EmojiFile]:

@@ -7,6 +7,7 @@ device, so the writer checks its own output with :func:`read_cbin_image`.
 from __future__ import annotations
 
 import struct
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +60,29 @@ def encode_cbin_image(img: Image, width: int, height: int, matte: str = "#000000
     return out
 
 
+MAX_PIXELS = 4096 * 4096  # the largest display xzbuild knows is 4096 wide or high (xzbuild/parts/ranges.py)
+MAX_FRAMES = 1000  # GIF frames: over a minute of animation at 15 frames/s
+
+
+def image_bounds_problem(img: Image) -> str | None:
+    """Why an opened (not yet decoded) image is too large to decode: its header's pixel count, or for an
+    animation its frame count (counted by seeking frame headers, stopping past the bound)."""
+    w, h = img.size
+    if w * h > MAX_PIXELS:
+        return (f"image is {w}×{h} = {w * h:,} pixels; the bound is {MAX_PIXELS:,} (4096×4096): scale it down "
+                "to the display size")
+    if getattr(img, "is_animated", False):
+        for frame in range(1, MAX_FRAMES + 1):
+            try:
+                img.seek(frame)
+            except EOFError:
+                break
+        else:
+            return f"animation has more than {MAX_FRAMES} frames (the bound for one image); shorten it"
+        img.seek(0)
+    return None
+
+
 def load_background(path: Path, width: int, height: int, matte: str = "#000000") -> bytes:
     """Read a PNG/JPEG from disk and return it as a cbin background for a ``width``×``height`` display."""
     from PIL import Image as PILImage
@@ -67,9 +91,15 @@ def load_background(path: Path, width: int, height: int, matte: str = "#000000")
     if not path.is_file():
         raise UserError("background image not found", where)
     try:
-        with PILImage.open(path) as img:
+        with warnings.catch_warnings():  # our bound below is the message, not Pillow's bomb warning
+            warnings.simplefilter("ignore", PILImage.DecompressionBombWarning)
+            opened = PILImage.open(path)
+        with opened as img:
             if img.format not in ("PNG", "JPEG"):
                 raise UserError(f"background is {img.format}, expected PNG or JPEG", where)
+            problem = image_bounds_problem(img)  # before decoding: a 13000² PNG would take 2 GB
+            if problem:
+                raise UserError(problem, where)
             img.load()
             return encode_cbin_image(img, width, height, matte)
     except UserError:

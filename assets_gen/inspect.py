@@ -7,7 +7,6 @@ and crash it when malformed): srmodels tables, cbin font structure, image header
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,6 +15,8 @@ from assets_gen.emoji import EMOTION_NAMES, image_kind, image_size
 from assets_gen.image import read_cbin_image
 from assets_gen.index import BUNDLE_ID, CHARSETS, COLOR, ci_get
 from assets_gen.srmodels import read_srmodels
+from xzbuild.core.jsonread import JsonProblem
+from xzbuild.core.jsonread import loads as bounded_loads
 
 
 @dataclass
@@ -71,9 +72,12 @@ def inspect_bundle(data: bytes, partition_size: int | None = None, display: tupl
         return report
     rows["index.json"].kind = "index"
     try:
-        index = json.loads(raw_index.decode("utf-8"), object_pairs_hook=_first_key_wins)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        index = bounded_loads(raw_index.decode("utf-8"), object_pairs_hook=_first_key_wins)
+    except UnicodeDecodeError as exc:
         report.errors.append(f"index.json is not valid JSON ({exc})")
+        return report
+    except JsonProblem as exc:
+        report.errors.append(f"index.json line {exc.line}: {exc.message}")
         return report
     if not isinstance(index, dict):
         report.errors.append("index.json is not a JSON object")

@@ -57,14 +57,15 @@ def walk_files(directory: Path) -> list[Path]:
         parts = path.relative_to(directory).parts
         return tuple((1, d) for d in parts[:-1]) + ((0, parts[-1]),)
 
-    root = directory.resolve()
+    from xzbuild.core.fsutil import link_escape
+
     found = []
     for p in directory.rglob("*"):
-        if p.is_symlink() and not p.resolve().is_relative_to(root):
+        problem = link_escape(p, directory)
+        if problem is not None:
             from xzbuild.core.errors import Location, UserError
 
-            raise UserError(f"symbolic link to {p.resolve()} points outside {directory}; copy the file into the "
-                            "directory instead", Location(str(p)))
+            raise UserError(problem, Location(str(p)))
         if p.is_file():
             found.append(p)
     return sorted(found, key=key)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from assets_gen.names import FIELD_LEN, check_name, field_name, pad_name
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import link_escape
 
 MODEL_INFO = "_MODEL_INFO_"
 _U32 = struct.Struct("<I")
@@ -44,6 +45,9 @@ def load_model_dir(path: Path) -> SrModel:
     check_name(path.name, "model", Location(str(path)))
     files: list[tuple[str, bytes]] = []
     for child in sorted(path.iterdir(), key=lambda p: p.name):
+        problem = link_escape(child, path)
+        if problem is not None:  # e.g. a link to /etc/shadow would be packed into a published bundle
+            raise UserError(problem, Location(str(child)))
         if child.is_dir():
             # Upstream walks recursively but reads nested files from the wrong path; no real model has them.
             raise UserError("nested directories are not part of an ESP-SR model; remove it", Location(str(child)))

@@ -3,11 +3,11 @@ CONFIG_MMAP_FILE_NAME_LENGTH) and esp_emote_expression (``index.json`` and the f
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from assets_gen.mmap import MmapBundle, read_mmap
+from xzbuild.core.jsonread import loads as bounded_loads
 
 EAF_MAGIC = b"\x89EAF"  # esp_emote_gfx animation files (as in the real bundle's .eaf members)
 
@@ -41,8 +41,8 @@ def verify_expression(data: bytes, name_length: int, partition_size: int | None 
         report.errors.append("no index.json member")
         return report
     try:
-        index = json.loads(bundle.member(entry).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        index = bounded_loads(bundle.member(entry).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:  # JsonProblem is a ValueError
         report.errors.append(f"index.json is not JSON: {exc}")
         return report
     if not isinstance(index, dict):

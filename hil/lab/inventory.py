@@ -19,7 +19,7 @@ from xzbuild.core.yamlmarks import MarkedDoc, join, load_marked
 
 CHIPS = ["esp32", "esp32s2", "esp32s3", "esp32c2", "esp32c3", "esp32c5", "esp32c6", "esp32c61", "esp32h2", "esp32p4"]
 SIZE = r"^[0-9]+(MB|KB)$"
-_ID = r"^[a-z0-9][a-z0-9._-]*$"
+_ID = r"^[a-z0-9][a-z0-9._-]*(?!\n)$"  # `$` alone also matches before a trailing newline
 
 LAB_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -78,10 +78,21 @@ class LeaseStore:
 
     def read(self, board: str) -> Lease | None:
         """The current lease (stale or not), or None."""
+        from xzbuild.core.jsonread import loads
+
         try:
-            return Lease(**json.loads(self._file(board).read_text()))
-        except (FileNotFoundError, ValueError, TypeError):
+            data = loads(self._file(board).read_text(encoding="utf-8"))  # depth-bounded, NaN refused
+            lease = Lease(**data)
+        except (OSError, ValueError, TypeError):  # missing, unreadable or not a lease: the board is free
             return None
+        strings = (lease.board, lease.holder, lease.host, lease.run)
+        numbers = (lease.acquired, lease.expires)
+        if not all(isinstance(v, str) for v in strings) or \
+                not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers) or \
+                not (lease.pid is None or (isinstance(lease.pid, int) and not isinstance(lease.pid, bool)
+                                           and 0 < lease.pid < 1 << 22)):
+            return None
+        return lease
 
     def holder(self, board: str) -> Lease | None:
         """The live lease on ``board``, or None when it is free."""

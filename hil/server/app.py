@@ -126,7 +126,9 @@ class ReferenceServer:
             self.ctx.mqtt, self.broker = await mqtt_transport.start(self.ctx, self.sessions, self.host, self.mqtt,
                                                                      self.tls_cert_path, self._tls_key)
         self._runner = web.AppRunner(self.build_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0,
-                                     keepalive_timeout=self.ctx.limits.http_idle_timeout_s)
+                                     keepalive_timeout=self.ctx.limits.http_idle_timeout_s,
+                                     logger=guard.ProtocolErrorLog(), max_line_size=guard.MAX_REQUEST_LINE,
+                                     max_field_size=guard.MAX_HEADER_FIELD, max_headers=guard.MAX_HEADERS)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ssl_ctx, backlog=4096)
         try:

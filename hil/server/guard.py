@@ -47,6 +47,33 @@ class RateLimitedLog:
 
 WARNINGS = RateLimitedLog()
 
+# aiohttp's own request-line and header-field bounds, stated here so docs/limits.md and the server agree.
+MAX_REQUEST_LINE = 8190
+MAX_HEADER_FIELD = 8190
+MAX_HEADERS = 128
+
+
+class ProtocolErrorLog:
+    """The logger aiohttp's request handler writes to: a request it cannot parse (a 9 KB ``Device-Id``, a bad
+    request line) is answered 400 by aiohttp and logged here as one rate-limited line instead of a traceback
+    per request; every other message goes to aiohttp's server logger unchanged."""
+
+    def __init__(self) -> None:
+        self._inner = logging.getLogger("aiohttp.server")
+
+    def exception(self, msg: str, *args: Any, exc_info: Any = None, **kw: Any) -> None:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        if isinstance(exc_info, HttpProcessingError):
+            peer = args[0] if args else "?"
+            WARNINGS.warn("bad HTTP request from %s answered %s: %s", peer, exc_info.code or 400,
+                          str(exc_info.message or exc_info).splitlines()[0][:120])
+            return
+        self._inner.exception(msg, *args, exc_info=exc_info or True, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
 
 class PeerRateLimiter:
     """Token bucket per remote address: ``rate_per_s`` sustained, ``burst`` at once. Remembers at most

@@ -4,7 +4,9 @@ Anonymous clients are refused. Devices log in with credentials from a pool writt
 file in mosquitto's own PBKDF2-SHA512 format, checked against ``mosquitto_passwd``); the gateway hands
 one pool entry to each device at its OTA check (the same one on every later check) and the ACL file's
 patterns ``write xiaozhi/%u/up`` and ``read xiaozhi/%u/down`` confine every device to its own two topics,
-so one device cannot read or write another's. A pool keeps the broker's configuration fixed at run time
+so one device cannot read or write another's. Devices log in on their own listener, where mosquitto replaces
+the client id by the username (``use_username_as_clientid``): a device connects only as itself and cannot close
+another device's session by sending its client id; the gateway has a listener that knows only its account. A pool keeps the broker's configuration fixed at run time
 (mosquitto's dynamic-security plugin saves its whole JSON file on every new client: ~30 ms at 300
 clients, stalling the broker under load). When the pool runs out it grows by a batch and mosquitto
 reloads its files (SIGHUP). ``tls`` serves mqtts with the server's certificate. See docs/server.md.
@@ -46,11 +48,17 @@ class BrokerAddress:
     username: str
     password: str
     ca_file: Path | None = None
+    device_port: int = 0  # where devices log in, when it is not ``port`` (the embedded broker's device listener)
+
+    @property
+    def devices_at(self) -> int:
+        """The port handed to devices."""
+        return self.device_port or self.port
 
     @property
     def url(self) -> str:
-        """``mqtt(s)://host:port``."""
-        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+        """``mqtt(s)://host:port`` where devices connect."""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.devices_at}"
 
 
 def password_line(username: str, password: str) -> str:
@@ -104,19 +112,27 @@ class MosquittoBroker:
         assert self._tmp is not None
         return Path(self._tmp.name)
 
-    def _write_config(self, port: int, gateway: str, password: str) -> Path:
+    def _write_config(self, port: int, device_port: int, gateway: str, password: str) -> Path:
         root = self._root
         (root / "acl").write_text(acl_text(gateway))
-        self._add_pool(POOL_BATCH, first=[password_line(gateway, password)])
+        (root / "passwd-gateway").write_text(password_line(gateway, password) + "\n")
+        self._add_pool(POOL_BATCH)
         # started as root, mosquitto drops to user "mosquitto", which cannot read our private temp dir
-        lines = [f"user {getpass.getuser()}", "per_listener_settings false", "allow_anonymous false",
+        lines = [f"user {getpass.getuser()}", "per_listener_settings true",
                  "persistence false", "log_dest stderr", "log_type error", "log_type warning", "max_keepalive 65535",
                  "set_tcp_nodelay true",  # small control messages: no Nagle delay on the broker's side
                  # a client sending a larger packet is disconnected by the broker (topic and header allowance)
-                 f"max_packet_size {self.max_message + 1024}",
-                 f"password_file {root / 'passwd'}", f"acl_file {root / 'acl'}", f"listener {port} {self.host}"]
-        if self.tls_cert is not None and self.tls_key is not None:
-            lines += [f"certfile {self.tls_cert}", f"keyfile {self.tls_key}"]
+                 f"max_packet_size {self.max_message + 1024}"]
+        tls = [f"certfile {self.tls_cert}", f"keyfile {self.tls_key}"] \
+            if self.tls_cert is not None and self.tls_key is not None else []
+        # The gateway's listener knows only the gateway's account (its client id is its own business).
+        lines += [f"listener {port} {self.host}", "allow_anonymous false", f"password_file {root / 'passwd-gateway'}",
+                  f"acl_file {root / 'acl'}", *tls]
+        # The devices' listener binds each client id to its account: mosquitto replaces the client id a device
+        # sends by its username, so a device that sends another device's id connects as itself and cannot
+        # close that device's session (an MQTT broker closes the older of two sessions with one client id).
+        lines += [f"listener {device_port} {self.host}", "allow_anonymous false", f"password_file {root / 'passwd'}",
+                  f"acl_file {root / 'acl'}", "use_username_as_clientid true", *tls]
         conf = root / "mosquitto.conf"
         conf.write_text("\n".join(lines) + "\n")
         return conf
@@ -165,7 +181,7 @@ class MosquittoBroker:
         body = field("MQTT") + bytes([4, 0xC2, 0, 10]) + field(f"xzbuild-check-{secrets.token_hex(4)}")
         body += field(username) + field(password)
         try:
-            with socket.create_connection((self.host, self.address.port), timeout=2) as sock:
+            with socket.create_connection((self.host, self.address.devices_at), timeout=2) as sock:
                 sock.sendall(bytes([0x10, len(body)]) + body)  # remaining length < 128 for these fields
                 reply = sock.recv(4)
                 sock.sendall(b"\xe0\x00")  # DISCONNECT
@@ -181,14 +197,17 @@ class MosquittoBroker:
         gateway, password = "xzbuild-gateway", secrets.token_urlsafe(18)
         for attempt in range(5):  # a free port found by bind() can be taken before mosquitto binds it
             port = self.port or _free_port(self.host)
+            device_port = _free_port(self.host)
+            while device_port == port:
+                device_port = _free_port(self.host)
             (self._root / "passwd").unlink(missing_ok=True)
             self._pool = []
-            conf = self._write_config(port, gateway, password)
+            conf = self._write_config(port, device_port, gateway, password)
             t_proc = time.monotonic()
             with open(self._root / "mosquitto.log", "wb") as errors:  # the child keeps its own descriptor
                 self.proc = subprocess.Popen([binary, "-c", str(conf)], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=errors)
-            if self._wait_listening(port):
+            if self._wait_listening(port) and self._wait_listening(device_port):
                 self.process_seconds = time.monotonic() - t_proc
                 break
             self._kill()
@@ -197,7 +216,8 @@ class MosquittoBroker:
                 raise UserError(f"mosquitto did not start on {self.host}:{port}: {log or 'no output'}")
         self.start_seconds = time.monotonic() - t0
         atexit.register(self._kill)  # backstop: an interpreter exit that skipped stop() must not leave it running
-        self.address = BrokerAddress(self.host, port, self.tls_cert is not None, gateway, password, self.tls_cert)
+        self.address = BrokerAddress(self.host, port, self.tls_cert is not None, gateway, password, self.tls_cert,
+                                     device_port)
         return self.address
 
     def kill(self) -> None:
@@ -213,7 +233,7 @@ class MosquittoBroker:
             with open(root / "mosquitto.log", "ab") as errors:
                 self.proc = subprocess.Popen([binary, "-c", str(root / "mosquitto.conf")], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=errors)
-            if self._wait_listening(self.address.port):
+            if self._wait_listening(self.address.port) and self._wait_listening(self.address.devices_at):
                 return
             self._kill()
             time.sleep(0.1)

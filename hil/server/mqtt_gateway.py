@@ -121,7 +121,7 @@ class MqttGateway:
         up, down = device_topics(key)
         # a broker bound to every interface is reached at the address the device used for the OTA check
         broker_host = host if self.broker.host in ("0.0.0.0", "::", "") else self.broker.host
-        return {"endpoint": f"{broker_host}:{self.broker.port}", "client_id": key, "username": username,
+        return {"endpoint": f"{broker_host}:{self.broker.devices_at}", "client_id": key, "username": username,
                 "password": password, "keepalive": mu.DEFAULT_KEEPALIVE, "publish_topic": up, "subscribe_topic": down}
 
     # ---- messages ----

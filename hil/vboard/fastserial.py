@@ -28,6 +28,7 @@ from serial.serialutil import PortNotOpenError, SerialException, Timeout
 
 HANDLER_PACKAGE = "hil.vboard.serial_handlers"
 _POLL = 0.002
+MAX_SUBNEGOTIATION = 256  # bytes of one subnegotiation kept (RFC 2217 values are 1-4 bytes; as the server side)
 
 
 def install() -> None:
@@ -206,12 +207,12 @@ class FastRFC2217Serial(rfc2217.Serial):
                 if mode == rfc2217.M_NORMAL:
                     if byte == iac:
                         mode = rfc2217.M_IAC_SEEN
-                    elif suboption is not None:
-                        suboption += byte
+                    elif suboption is not None and len(suboption) < MAX_SUBNEGOTIATION:
+                        suboption += byte  # past the bound the rest is dropped: a peer cannot grow it
                 elif mode == rfc2217.M_IAC_SEEN:
                     mode = rfc2217.M_NORMAL
                     if byte == iac:
-                        if suboption is not None:
+                        if suboption is not None and len(suboption) < MAX_SUBNEGOTIATION:
                             suboption += iac
                         else:
                             out += iac

@@ -97,11 +97,27 @@ _ANSWERS: dict[bytes, tuple[bytes, Any]] = {
 }
 
 
+# The longest subnegotiation a client has reason to send is a SIGNATURE text; RFC 2217 values are 1-4 bytes.
+MAX_SUBNEGOTIATION = 256
+
+
 class _FastPortManager(rfc2217.PortManager):
-    """PortManager whose filter passes runs of plain data through in one piece (not byte by byte), and
-    which survives malformed subnegotiations (pyserial's raises struct.error and ends the connection)."""
+    """PortManager whose filter passes runs of plain data through in one piece (not byte by byte), which
+    survives malformed subnegotiations (pyserial's raises struct.error and ends the connection), and whose
+    subnegotiation buffer is bounded: one that runs past MAX_SUBNEGOTIATION bytes without IAC SE is discarded
+    as it arrives (pyserial's grows a byte at a time for as long as the peer sends) and dropped at its end."""
+
+    _oversize = 0  # bytes of the current subnegotiation discarded past the bound
+    _dropped = 0  # oversized subnegotiations on this connection (the first is logged)
 
     def _telnet_process_subnegotiation(self, suboption: bytes) -> None:
+        if self._oversize:
+            self._dropped += 1
+            (log.warning if self._dropped == 1 else log.debug)(
+                "rfc2217: subnegotiation of %d bytes dropped (longer than %d)", self._oversize + len(suboption),
+                MAX_SUBNEGOTIATION)
+            self._oversize = 0
+            return
         try:
             super()._telnet_process_subnegotiation(suboption)
         except (struct.error, IndexError, KeyError, TypeError, ValueError) as exc:
@@ -122,8 +138,20 @@ class _FastPortManager(rfc2217.PortManager):
                 if at > pos:
                     yield data[pos:at]
                 pos = at
+            if self.mode == rfc2217.M_NORMAL and self.suboption is not None:
+                room = MAX_SUBNEGOTIATION - len(self.suboption)
+                at = data.find(IAC, pos)
+                end = len(data) if at < 0 else at
+                if end > pos:  # a run of subnegotiation bytes: kept up to the bound, the rest counted
+                    self.suboption += data[pos : pos + max(0, min(room, end - pos))]
+                    self._oversize += max(0, end - pos - max(0, room))
+                    pos = end
+                    continue
             yield from super().filter(data[pos : pos + 1])
             pos += 1
+            if self.suboption is not None and len(self.suboption) > MAX_SUBNEGOTIATION:  # doubled IACs
+                self._oversize += len(self.suboption) - MAX_SUBNEGOTIATION
+                del self.suboption[MAX_SUBNEGOTIATION:]
 
 
 class RFC2217Server:

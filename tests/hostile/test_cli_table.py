@@ -66,7 +66,7 @@ CASES: list[tuple[str, dict[str, Any], list[str], int, str]] = [
     ("merge-matrix-not-json", {"r.jsonl": '{"full_name": "a", "board": "a", "name": "a", "target": "esp32s3", '
                                           '"idf": "6.0.2", "status": "built"}\n', "m.json": "nope"},
      ["matrix", "merge", "{d}/r.jsonl", "--matrix", "{d}/m.json", "-o", "{d}/out.json"], 1,
-     r"m\.json:1:1: expected the JSON that `matrix github` prints"),
+     r"m\.json:1:1: not JSON .*; expected the JSON that `matrix github` prints"),
     ("results-merge-binary", {"r.jsonl": BINARY}, ["matrix", "results", "merge", "{d}/r.jsonl"], 1,
      r"r\.jsonl:\d+: not UTF-8 text"),
     ("selection-binary", {"s.json": BINARY}, ["matrix", "build", "--selection", "{d}/s.json"], 1,

@@ -178,7 +178,7 @@ def _string_offset(dist: Path) -> None:
 ERROR_CASES = [
     ("string-offset", _string_offset, [], "builds[0].parts[0].offset: expected an integer, got '0x10000'"),
     ("missing-part", _damage_part, [], "bread-compact-wifi/xiaozhi.bin: named here but missing from"),
-    ("bad-manifest", _damage_manifest, [], "webtools-factory.json: not JSON"),
+    ("bad-manifest", _damage_manifest, [], "webtools-factory.json:1:2: not JSON"),
     ("no-records", _no_records, [], "no released variant (no */release.json)"),
     ("remote-part", _absolute_part, [], "part path 'https://example.com/fw.bin' is not relative to the manifest"),
     ("bad-date", None, ["--date", "1st of May"], "--date '1st of May': expected YYYY-MM-DD"),

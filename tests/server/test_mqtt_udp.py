@@ -275,9 +275,9 @@ def test_one_device_cannot_read_or_write_another_devices_topics(srv: ServerThrea
         addr = srv.server.broker.address
         got_a: list[bytes] = []
         got_b: list[bytes] = []
-        async with (aiomqtt.Client(addr.host, addr.port, username=a["username"], password=a["password"],
+        async with (aiomqtt.Client(addr.host, addr.devices_at, username=a["username"], password=a["password"],
                                    identifier=a["client_id"]) as ca,
-                    aiomqtt.Client(addr.host, addr.port, username=b["username"], password=b["password"],
+                    aiomqtt.Client(addr.host, addr.devices_at, username=b["username"], password=b["password"],
                                    identifier=b["client_id"]) as cb,
                     judge_client(srv) as judge):
             granted = await ca.subscribe(b["subscribe_topic"])  # A tries to read B's downlink
@@ -310,10 +310,10 @@ def test_wrong_password_is_refused(srv: ServerThread) -> None:
         section = await provision(srv, "02:00:00:00:0e:01")
         addr = srv.server.broker.address
         with pytest.raises(aiomqtt.MqttError):
-            async with aiomqtt.Client(addr.host, addr.port, username=section["username"], password="wrong"):
+            async with aiomqtt.Client(addr.host, addr.devices_at, username=section["username"], password="wrong"):
                 pass
         with pytest.raises(aiomqtt.MqttError):
-            async with aiomqtt.Client(addr.host, addr.port):  # anonymous
+            async with aiomqtt.Client(addr.host, addr.devices_at):  # anonymous
                 pass
 
     run(body())
@@ -503,7 +503,7 @@ def test_credential_pool_grows_and_every_device_can_log_in(monkeypatch: pytest.M
             ok = []
             for user, password in creds:
                 try:
-                    async with aiomqtt.Client(addr.host, addr.port, username=user, password=password):
+                    async with aiomqtt.Client(addr.host, addr.devices_at, username=user, password=password):
                         ok.append(True)
                 except aiomqtt.MqttError:
                     ok.append(False)

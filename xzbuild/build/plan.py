@@ -170,11 +170,15 @@ def plan_build(request: BuildRequest) -> BuildPlan:
     from xzbuild.build.identity import preflight, project_name
     from xzbuild.build.job import make_jobs
     from xzbuild.build.results import BuildRecord, BuildStatus
-    from xzbuild.build.toolchain import idf_executable, resolve_idf_version
+    from xzbuild.build.toolchain import check_runner, idf_executable, resolve_idf_version
+    from xzbuild.core.fsutil import refuse_linked_subdirs
     from xzbuild.matrix import apply_shard, list_variants
     from xzbuild.model import load_boards
 
     check_base_url(request.base_url, request.relative_urls)
+    check_runner(request.idf)
+    refuse_linked_subdirs(request.out, "--out")
+    refuse_linked_subdirs(request.cache_dir, "--cache-dir")
     fw = find_firmware(request.firmware)
     cache_root = request.cache_dir.resolve()
     runner = Runner(firmware=fw, build_root=(request.build_root or cache_root / "work").resolve(),

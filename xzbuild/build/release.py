@@ -263,10 +263,13 @@ def zip_matches(out: Path, record: dict[str, Any]) -> bool:
 
 def read_release(variant_dir: Path) -> dict[str, Any] | None:
     """The variant's ``release.json`` if the directory is complete, else None."""
+    from xzbuild.core.jsonread import loads
+
     try:
-        return dict(json.loads((variant_dir / RELEASE_RECORD).read_text()))
-    except (OSError, ValueError):
+        record = loads((variant_dir / RELEASE_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, half-written or not UTF-8: the variant is rebuilt (JsonProblem too)
         return None
+    return record if isinstance(record, dict) else None
 
 
 def write_release_manifest(out: Path, project_version: str, idf: str, tool: str) -> dict[str, Any]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from xzbuild.core.errors import Location, UserError
-from xzbuild.core.fsutil import read_user_text
 
 
 class BuildStatus(enum.StrEnum):
@@ -63,15 +63,51 @@ class BuildRecord:
 
     @classmethod
     def from_json(cls, line: str, where: Location) -> BuildRecord:
-        """Parse one line; unknown keys are ignored so newer writers stay readable."""
+        """Parse one line (depth-bounded, NaN refused, every known field type-checked); unknown keys are
+        ignored so newer writers stay readable."""
+        from xzbuild.core.jsonread import parse_json_text
+
+        data = parse_json_text(line, where, "expected a `matrix build` results.jsonl record")
+        return cls.from_dict(data, where)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: Location) -> BuildRecord:
+        """A record from parsed JSON, each field checked for its type (``file:line: field: expected …``)."""
+        from xzbuild.core.jsonread import expect
+
+        expect(data, dict, "a build record", where)
+        out: dict[str, Any] = {}
+        for name, kinds in _FIELD_TYPES.items():
+            if name not in data:
+                if name in _REQUIRED:
+                    raise UserError(f"not a build record: `{name}` is missing", where)
+                continue
+            out[name] = expect(data[name], kinds, name, where)
         try:
-            data = json.loads(line)
-            known = {f.name for f in fields(cls)}
-            data = {k: v for k, v in data.items() if k in known}
-            data["status"] = BuildStatus(data["status"])
-            return cls(**data)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UserError(f"not a build record: {exc}", where) from None
+            out["status"] = BuildStatus(out["status"])
+        except ValueError:
+            raise UserError(f"status: {out['status'][:40]!r} is not one of "
+                            f"{', '.join(str(s) for s in BuildStatus)}", where) from None
+        seconds = float(out.get("seconds", 0.0))
+        if not 0 <= seconds <= MAX_SECONDS:
+            raise UserError(f"seconds: {seconds:g} is outside 0..{MAX_SECONDS} (one build lasts less than a year)",
+                            where)
+        out["seconds"] = seconds
+        for key, value in (out.get("artifacts") or {}).items():
+            expect(value, str, f"artifacts.{key[:40]}", where)
+        for value in out.get("drift") or []:
+            expect(value, str, "drift[]", where)
+        return cls(**out)
+
+
+MAX_SECONDS = 366 * 24 * 3600
+_OPT_STR = (str, type(None))
+_OPT_INT = (int, type(None))
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "full_name": str, "board": str, "name": str, "target": str, "idf": str, "status": str, "reason": _OPT_STR,
+    "key": _OPT_STR, "seconds": float, "log": _OPT_STR, "app_size": _OPT_INT, "app_partition_size": _OPT_INT,
+    "error": _OPT_STR, "shard": _OPT_STR, "artifacts": dict, "drift": list}
+_REQUIRED = ("full_name", "board", "name", "target", "idf", "status")
 
 
 def write_records(path: Path, records: Iterable[BuildRecord]) -> None:
@@ -83,11 +119,15 @@ def write_records(path: Path, records: Iterable[BuildRecord]) -> None:
 
 def read_records(path: Path) -> list[BuildRecord]:
     """Read a JSON-lines file written by ``write_records`` (or appended to during a run)."""
-    out = []
-    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
-        if line.strip():
-            out.append(BuildRecord.from_json(line, Location(str(path), number)))
-    return out
+    return [record for _where, record in read_records_at(path)]
+
+
+def read_records_at(path: Path) -> list[tuple[Location, BuildRecord]]:
+    """(``file:line``, record) for each record of a results.jsonl file, through the bounded reader."""
+    from xzbuild.core.jsonread import read_jsonl
+
+    return [(where, BuildRecord.from_dict(data, where))
+            for where, data in read_jsonl(path, "expected a `matrix build` results.jsonl record")]
 
 
 def merge_records(groups: Iterable[Iterable[BuildRecord]]) -> list[BuildRecord]:

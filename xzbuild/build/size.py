@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import confined_file
+from xzbuild.core.jsonread import read_json
 
 REGIONS = ("flash_code", "flash_data", "iram", "dram", "diram")
 
@@ -72,13 +74,10 @@ class SizeRow:
 
 def _manifest(side: Path) -> tuple[Path, dict[str, Any]]:
     path = side / "manifest.json" if side.is_dir() else side
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise UserError("no manifest.json here; pass a `matrix build --out` directory or its manifest.json",
-                        Location(str(path))) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"cannot read the build manifest ({exc})", Location(str(path))) from None
+                        Location(str(path)))
+    data = read_json(path, "pass a `matrix build --out` directory or its manifest.json")
     if not isinstance(data, dict) or not isinstance(data.get("variants"), list):
         raise UserError("not a `matrix build` manifest (no `variants` list)", Location(str(path)))
     return path.parent, data
@@ -122,12 +121,16 @@ def load_sizes(side: Path) -> dict[str, AppSize]:
         regions: dict[str, int] = {}
         files = record.get("files")
         if files is None:  # a `matrix merge` manifest: the variant's own release record lists the images
-            own = root / name / "release.json"
-            with contextlib.suppress(OSError, ValueError):
-                files = json.loads(own.read_text(encoding="utf-8")).get("files")
-        app = next((f for f in files or [] if isinstance(f, dict) and f.get("role") == "app"), None)
-        image = root / str(app["path"]) if app else None
-        if image is not None and image.is_file():
+            with contextlib.suppress(OSError, UserError):  # no readable record: no regions for this variant
+                own = read_json(confined_file(root, f"{name}/release.json"), "rebuild the variant")
+                files = own.get("files") if isinstance(own, dict) else None
+        app = next((f for f in files if isinstance(f, dict) and f.get("role") == "app"), None) \
+            if isinstance(files, list) else None
+        rel = app.get("path") if app else None
+        image = None
+        if isinstance(rel, str) and ((root / rel).exists() or (root / rel).is_symlink()):
+            image = confined_file(root, rel, Location(str(root / name)))  # an image inside the build output only
+        if image is not None:
             try:
                 regions = region_sizes(image.read_bytes(), str(record.get("target")))
             except Exception as exc:  # esptool raises its own error types for unreadable images

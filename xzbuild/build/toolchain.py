@@ -31,6 +31,31 @@ def standin_path() -> Path:
     return Path(xzbuild.__file__).resolve().parents[1] / "tests" / "standin" / "idf.py"
 
 
+# An image reference as the container tools parse it (the distribution/reference grammar): optional
+# registry host[:port]/, lower-case path components, optional :tag, optional @digest. A leading '-' can never
+# match, so `docker:--privileged` cannot become a flag of `docker run`.
+_DOMAIN = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*" \
+          r"(?::[0-9]+)?"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_REFERENCE = re.compile(rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
+                             r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+MAX_IMAGE_NAME = 255
+
+
+def check_runner(mode: str) -> None:
+    """Refuse an ``--idf`` that is none of the runners, or a ``docker:IMAGE`` whose IMAGE is not an image
+    reference (it lands on the container tool's command line)."""
+    if mode in ("local", "standin"):
+        return
+    if not mode.startswith("docker:"):
+        raise UserError(f"--idf {mode!r}: expected {RUNNERS} (e.g. docker:espressif/idf:v6.0.2)")
+    image = mode[len("docker:"):]
+    if len(image) > MAX_IMAGE_NAME or IMAGE_REFERENCE.fullmatch(image) is None:
+        raise UserError(f"--idf {mode[:80]!r}: {image[:60]!r} is not a container image reference "
+                        f"([registry/]name[:tag][@digest], lower-case name, at most {MAX_IMAGE_NAME} characters; "
+                        "e.g. docker:espressif/idf:v6.0.2)")
+
+
 def idf_executable(mode: str) -> tuple[str, ...]:
     """The host command that starts idf.py for ``mode`` (containers run their own ``idf.py``)."""
     if mode == "standin":
@@ -39,6 +64,7 @@ def idf_executable(mode: str) -> tuple[str, ...]:
             raise UserError(f"--idf standin: {path} not found; the idf.py stand-in ships with a source checkout of "
                             "xzbuild (pip install -e .), not with an installed package")
         return (sys.executable, str(path))
+    check_runner(mode)
     if mode == "local" or mode.startswith("docker:"):
         return ("idf.py",)
     raise UserError(f"--idf {mode!r}: expected {RUNNERS} (e.g. docker:espressif/idf:v6.0.2)")

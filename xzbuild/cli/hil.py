@@ -25,10 +25,17 @@ def _duration(text: str) -> int:
     from xzbuild.core.errors import UserError
 
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    try:
-        return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-    except (ValueError, IndexError, KeyError):
-        raise UserError(f"--for {text!r}: use a number of seconds or e.g. 30m, 2h") from None
+    digits = text[:-1] if text[-1:] in units else text
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 12):
+        raise UserError(f"--for {text[:40]!r}: use a number of seconds or e.g. 30m, 2h")
+    seconds = int(digits) * units.get(text[-1], 1)
+    if not 1 <= seconds <= MAX_LEASE_SECONDS:
+        raise UserError(f"--for {text!r}: a lease lasts 1 s to {MAX_LEASE_SECONDS // 86400} days "
+                        f"({MAX_LEASE_SECONDS} s); lock again to extend it")
+    return seconds
+
+
+MAX_LEASE_SECONDS = 7 * 86400
 
 
 @hil.command("boards")
@@ -228,10 +235,11 @@ def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
     from hil.lab.lease import LeaseStore, default_holder, new_run_id
     from xzbuild.core.errors import UserError
 
+    seconds = _duration(duration)
     inv = _load(lab)
     inv.board(board)
     store = LeaseStore(inv.locks)
-    lease = store.acquire(board, holder or default_holder(), f"manual-{new_run_id()}", _duration(duration))
+    lease = store.acquire(board, holder or default_holder(), f"manual-{new_run_id()}", seconds)
     if lease is None:
         current = store.holder(board)
         raise UserError(f"{current.describe() if current else board + ' is busy'}; try again later or unlock --force")

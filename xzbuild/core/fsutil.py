@@ -95,3 +95,83 @@ def read_user_text(path: str | os.PathLike[str]) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise UserError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); pass the text file "
                         "this command expects", Location(os.fspath(path), line)) from None
+
+
+def confined_file(root: str | os.PathLike[str], rel: str, where: object = None) -> Path:
+    """``root/rel`` when ``rel`` is a relative path of plain names that reaches a regular file inside ``root``
+    without passing through a symbolic link; otherwise a one-line ``UserError`` at ``where`` (a ``Location``).
+
+    For paths named by files that travel between machines (release records, manifests): ``..`` anywhere
+    (``name/../../x``, not only a leading one), an absolute path, a link (which could point anywhere) or a
+    device/FIFO is refused, so such a file can neither read nor make the tool write outside its directory."""
+    import stat
+    from pathlib import PurePosixPath
+
+    from xzbuild.core.errors import Location, UserError
+
+    loc = where if isinstance(where, Location) else None
+    parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
+    if not parts or "\\" in rel or "\0" in rel or PurePosixPath(rel).is_absolute() or \
+            any(p in (".", "..") for p in rel.split("/")):
+        raise UserError(f"{rel!r}: expected a relative path of plain names inside {root} (no '..', no leading "
+                        "'/'); rebuild the release", loc)
+    current = Path(root)
+    for number, part in enumerate(parts, 1):
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except OSError:
+            raise UserError(f"{rel}: named here but missing from {root}; rebuild the variant", loc) from None
+        if stat.S_ISLNK(st.st_mode):
+            raise UserError(f"{rel}: {current} is a symbolic link; a release directory holds the files themselves "
+                            "(copy them in, e.g. `cp -L`)", loc)
+        if number < len(parts) and not stat.S_ISDIR(st.st_mode):
+            raise UserError(f"{rel}: {current} is not a directory", loc)
+        if number == len(parts) and not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{rel}: not a regular file in {root}", loc)
+    return current
+
+
+def link_escape(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` (inside the input directory ``root``) must not be read: a symbolic link whose target is
+    outside ``root``, or not a regular file or directory (a FIFO would block, a device never ends); else None."""
+    import stat
+
+    p = Path(path)
+    real_root = Path(root).resolve()
+    if p.is_symlink():
+        target = p.resolve()
+        if not target.is_relative_to(real_root):
+            return f"symbolic link to {target} points outside {root}; copy the file into the directory instead"
+    try:
+        mode = p.stat().st_mode
+    except OSError as exc:
+        return f"cannot read: {exc.strerror}"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file or directory; inputs are plain files"
+    return None
+
+
+def refuse_linked_subdirs(root: str | os.PathLike[str], option: str, depth: int = 2) -> None:
+    """A ``UserError`` when a directory the tool writes into (``root`` itself may be a link, as the user chose)
+    has a symbolic link to a directory in its first ``depth`` levels: writing ``root/logs/x`` through a
+    ``logs -> /elsewhere`` link would put files outside ``root``."""
+    from xzbuild.core.errors import UserError
+
+    level = [Path(root)]
+    for _ in range(depth):
+        deeper = []
+        for directory in level:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink():
+                    target = Path(entry.path).resolve()
+                    if target.is_dir() or not target.exists():
+                        raise UserError(f"{option} {root}: {entry.path} is a symbolic link (to {target}); the tool "
+                                        "writes below it, so it must be a real directory: remove the link")
+                elif entry.is_dir(follow_symlinks=False):
+                    deeper.append(Path(entry.path))
+        level = deeper

@@ -25,9 +25,12 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
                cost_history: Path | None, mode: str = "sound") -> None:
     """`matrix select`: print the affected variants (full names, or JSON), optionally with reasons."""
     from xzbuild.matrix.graph import BoardGraph
-    from xzbuild.matrix.select import GitContent, select_variants
+    from xzbuild.matrix.select import GitContent, select_variants, verify_revision
     from xzbuild.model import load_boards
 
+    if base is not None:  # before anything else: a revision must name a commit (and never be a git option)
+        base = verify_revision(repo, base, "--base")
+        head = verify_revision(repo, head, "--head") if head is not None else None
     board_set = load_boards(boards_dir, hardware=False)  # selection never reads hardware sections
     entries = [e for e in list_variants(board_set, idf) if e.enabled]
     if firmware is None and (repo / "main" / "boards").is_dir():
@@ -103,15 +106,24 @@ def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, 
 
 def read_selection(path: Path) -> set[str]:
     """Full names from `matrix select --json` output, or a text file with one full name per line."""
+    from xzbuild.core.jsonread import JsonProblem, expect, loads
+
     text = read_user_text(path)
+    where = Location(str(path), 1, 1)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = loads(text)
+    except JsonProblem as exc:
+        if text.lstrip().startswith(("{", "[")):  # meant as JSON: say where it breaks
+            raise UserError(f"{exc.message}; expected `matrix select --json` output",
+                            Location(str(path), exc.line)) from None
         return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
-    if isinstance(data, dict) and isinstance(data.get("variants"), list):
-        return {str(v["full_name"]) if isinstance(v, dict) else str(v) for v in data["variants"]}
-    if isinstance(data, list):
-        return {str(v["full_name"]) if isinstance(v, dict) else str(v) for v in data}
+    items = data.get("variants") if isinstance(data, dict) else data
+    if isinstance(items, list):
+        names = set()
+        for number, item in enumerate(items):
+            value = item.get("full_name") if isinstance(item, dict) else item
+            names.add(expect(value, str, f"variants[{number}].full_name", where))
+        return names
     raise UserError("expected `matrix select --json` output or one full name per line", Location(str(path), 1, 1))
 
 
@@ -150,25 +162,27 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
     The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
     uses, so both commands accept and reject the same lines.
     """
-    from xzbuild.build.results import BuildRecord, BuildStatus, read_records
+    from xzbuild.build.results import BuildRecord, BuildStatus, read_records_at
+    from xzbuild.core.jsonread import expect, read_json
 
     merged: dict[str, BuildRecord] = {}
     seen_at: dict[str, str] = {}
     for path in results:
-        for number, record in enumerate(read_records(path), start=1):
+        for where, record in read_records_at(path):
             name = record.full_name
             if name in merged:
-                raise UserError(f"{name} is reported twice (also in {seen_at[name]}); shards must not overlap",
-                                Location(str(path), number, 1))
+                raise UserError(f"{name} is reported twice (also in {seen_at[name]}); shards must not overlap", where)
             merged[name] = record
-            seen_at[name] = str(Location(str(path), number, 1))
+            seen_at[name] = str(where)
     if matrix_file is not None:
-        try:
-            matrix = json.loads(read_user_text(matrix_file))
-            expected = {n for job in matrix.get("include", []) for n in str(job.get("variants", "")).split()}
-        except (ValueError, AttributeError, TypeError):
-            raise UserError("expected the JSON that `matrix github` prints ({\"include\": [...]})",
-                            Location(str(matrix_file), 1, 1)) from None
+        matrix = read_json(matrix_file, "expected the JSON that `matrix github` prints")
+        where = Location(str(matrix_file), 1, 1)
+        if not isinstance(matrix, dict) or not isinstance(matrix.get("include"), list):
+            raise UserError("expected the JSON that `matrix github` prints ({\"include\": [...]})", where)
+        expected = set()
+        for number, job in enumerate(matrix["include"]):
+            expect(job, dict, f"include[{number}]", where)
+            expected |= set(expect(job.get("variants", ""), str, f"include[{number}].variants", where).split())
         missing = sorted(expected - set(merged))
         if missing:
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""

@@ -372,6 +372,20 @@ def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
         picker.nothing(path, "no built board's entries changed")
 
 
+def verify_revision(repo: Path, rev: str, option: str) -> str:
+    """The commit id ``rev`` names in ``repo``, asked as ``git rev-parse --verify --end-of-options REV^{commit}``
+    so a value like ``--output=/tmp/x`` is a revision that does not exist, never an option of git."""
+    if not rev or "\n" in rev or "\0" in rev:
+        raise UserError(f"{option} {rev!r}: expected a revision (a commit id, branch or tag) of {repo}")
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                           f"{rev}^{{commit}}"], capture_output=True, text=True, check=False)
+    commit = proc.stdout.strip()
+    if proc.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise UserError(f"{option} {rev[:80]!r}: not a commit of the git repository {repo}; pass a commit id, "
+                        "branch or tag (`git log` lists them)")
+    return commit
+
+
 @dataclass
 class GitContent:
     """File texts at `base` and `head` (head None = the work tree) of the git repo at `repo`."""
@@ -401,9 +415,10 @@ class GitContent:
     def changed_paths(self) -> list[str]:
         """Paths changed between base and head (renames reported as delete + add); against the work tree,
         untracked files count too (a board file not yet added to git is a new board)."""
-        args = ["git", "-C", str(self.repo), "diff", "--name-only", "--no-renames", self.base]
+        args = ["git", "-C", str(self.repo), "diff", "--name-only", "--no-renames", "--end-of-options", self.base]
         if self.head is not None:
             args.append(self.head)
+        args.append("--")  # revisions end here: nothing after them is read as an option or a revision
         proc = subprocess.run(args, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise UserError(f"git diff {self.base} {self.head or ''} in {self.repo} failed: "

@@ -6,7 +6,6 @@ CI job `i/N` of one command sees exactly the variants job `i/N` of another comma
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -104,21 +103,15 @@ class CostModel:
 def load_history(path: Path) -> tuple[dict[str, float], dict[str, str]]:
     """Read build durations: a JSON object ``{full_name: seconds}``, or a JSON list / JSON-lines file of
     build results (`matrix build`'s results.jsonl: ``full_name``, ``seconds``, ``target``). Later records win."""
+    from xzbuild.core.jsonread import JsonProblem, loads, read_jsonl
+
     text = read_user_text(path)
     records: list[object]
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = loads(text) if text.strip() else {}
         records = data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
-        records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise UserError(f"not JSON ({exc.msg}); expected JSON lines of build results",
-                                Location(str(path), number, exc.colno)) from exc
+    except JsonProblem:
+        records = [record for _where, record in read_jsonl(path, "expected JSON lines of build results")]
     history: dict[str, float] = {}
     targets: dict[str, str] = {}
     for record in records:

@@ -8,6 +8,7 @@ written here is byte-identical to the one the firmware build generates for the s
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import struct
@@ -332,11 +333,36 @@ def alignment(ptype: int) -> int:
     return 0x10000 if ptype == APP else 0x1000
 
 
+MAX_CSV_LINE = 4096  # bytes per line (a real row is under 100)
+MAX_CSV_BYTES = 1 << 20
+
+
+def _read_bounded_lines(path: Path) -> bytes:
+    """The file's bytes, read a line at a time so that a 200 MB line is refused after 4 KiB, not loaded."""
+    chunks: list[bytes] = []
+    total = 0
+    with open(path, "rb") as fh:
+        for number in itertools.count(1):
+            line = fh.readline(MAX_CSV_LINE + 1)
+            if not line:
+                break
+            if len(line.rstrip(b"\r\n")) > MAX_CSV_LINE:
+                raise UserError(f"line is longer than {MAX_CSV_LINE} bytes (the bound for a partition table row); "
+                                "a partition table row is `name, type, subtype, offset, size, flags`",
+                                Location(str(path), number))
+            total += len(line)
+            if total > MAX_CSV_BYTES:
+                raise UserError(f"file is larger than {MAX_CSV_BYTES >> 10} KiB (the bound for a partition "
+                                "table CSV)", Location(str(path), number))
+            chunks.append(line)
+    return b"".join(chunks)
+
+
 def read_csv(path: str | os.PathLike[str], **kwargs: object) -> PartitionTable:
     """Read and verify a CSV file (see ``parse_csv`` for the keyword options)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = _read_bounded_lines(p)
     except OSError as exc:
         raise UserError(f"cannot read partition table: {exc.strerror}", Location(str(path))) from None
     try:

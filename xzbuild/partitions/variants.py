@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,10 +71,14 @@ def check_variant_tables(board_set: BoardSet, firmware: Path | None = None,
 
 
 def _last_app_size(dist: Path, full_name: str) -> int | None:
-    try:
-        return int(json.loads((dist / full_name / "release.json").read_text())["app_size"])
-    except (OSError, ValueError, KeyError):
+    from xzbuild.core.jsonread import read_json
+
+    path = dist / full_name / "release.json"
+    if not path.is_file():
         return None
+    record = read_json(path, "rebuild it with `xzbuild matrix build`")
+    size = record.get("app_size") if isinstance(record, dict) else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
 
 
 def raise_problems(rows: list[VariantTable]) -> None:

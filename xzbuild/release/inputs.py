@@ -9,14 +9,17 @@ error (a broken button is worse than none).
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fsutil import confined_file
+from xzbuild.core.jsonread import read_json, read_jsonl
 
 RELEASE_RECORD = "release.json"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,7 @@ class Release:
 
 
 def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"cannot read: {exc.strerror}", Location(str(path))) from None
-    except ValueError as exc:
-        raise UserError(f"not JSON ({exc}); rebuild it with `xzbuild matrix build`", Location(str(path))) from None
+    return read_json(path, "rebuild it with `xzbuild matrix build`")
 
 
 def _files(record: dict[str, Any], where: Path) -> list[FileEntry]:
@@ -107,7 +105,7 @@ def _manifests(dist: Path, record: dict[str, Any], vdir: Path) -> dict[str, Mani
             rel = f"{vdir.name}/{guess.name}" if guess.is_file() else None
         if not isinstance(rel, str):
             continue
-        path = dist / rel
+        path = confined_file(dist, rel, Location(str(vdir / RELEASE_RECORD)))
         data = _load_json(path)
         problem = _manifest_problem(data)
         if problem:
@@ -135,10 +133,13 @@ def _manifest_problem(data: Any) -> str | None:
 
 
 def _find_preview(dist: Path, full_name: str, previews: Path | None) -> str | None:
-    candidates = [dist / full_name / "preview.png", dist / full_name / "assets-preview.png"]
+    candidates = [(dist, f"{full_name}/preview.png"), (dist, f"{full_name}/assets-preview.png")]
     if previews is not None:
-        candidates += [previews / f"{full_name}.png", previews / full_name / "preview.png"]
-    return next((str(p) for p in candidates if p.is_file()), None)
+        candidates += [(previews, f"{full_name}.png"), (previews, f"{full_name}/preview.png")]
+    for root, rel in candidates:
+        if (root / rel).exists() or (root / rel).is_symlink():
+            return str(confined_file(root, rel))
+    return None
 
 
 def _count(counts: dict[str, Any], key: str) -> int:
@@ -150,20 +151,9 @@ def read_hil(paths: list[Path]) -> dict[str, list[HilResult]]:
     """HIL results by variant from ``hil run --json`` outputs (one JSON object per line)."""
     by_variant: dict[str, list[HilResult]] = {}
     for path in paths:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise UserError(f"cannot read: {exc.strerror}", Location(str(path))) from None
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as exc:
-                raise UserError(f"not JSON ({exc.args[0]}); expected `xzbuild hil run --json` output",
-                                Location(str(path), number)) from None
+        for where, data in read_jsonl(path, "expected `xzbuild hil run --json` output"):
             if not isinstance(data, dict) or not isinstance(data.get("variant"), str):
-                raise UserError("a HIL result needs a string `variant`", Location(str(path), number))
+                raise UserError("a HIL result needs a string `variant`", where)
             raw_tests = data.get("tests")
             tests: dict[str, Any] = raw_tests if isinstance(raw_tests, dict) else {}
             by_variant.setdefault(data["variant"], []).append(HilResult(
@@ -180,19 +170,26 @@ def read_release(dist: Path, previews: Path | None = None, hil: list[Path] | Non
     if previews is not None and not previews.is_dir():
         raise UserError(f"--previews {previews}: no such directory; pass the dir holding <full_name>.png files")
     top = dist / "manifest.json"
-    manifest = _load_json(top) if top.is_file() else {}
+    manifest = _load_json(confined_file(dist, top.name)) if top.exists() or top.is_symlink() else {}
     hil_by_variant = read_hil(hil or [])
     variants = []
-    for vdir in sorted(p for p in dist.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for vdir in sorted(p for p in dist.iterdir() if not p.name.startswith(".")):
+        if vdir.is_symlink():
+            raise UserError("a symbolic link in the release directory; it holds the variant directories themselves "
+                            "(copy them in, e.g. `cp -rL`)", Location(str(vdir)))
         rpath = vdir / RELEASE_RECORD
-        if not rpath.is_file():
+        if not vdir.is_dir() or not (rpath.exists() or rpath.is_symlink()):
             continue
-        record = _load_json(rpath)
+        record = _load_json(confined_file(dist, f"{vdir.name}/{RELEASE_RECORD}"))
         if not isinstance(record, dict) or not isinstance(record.get("full_name"), str):
             raise UserError("release record without a string `full_name`", Location(str(rpath)))
         name = record["full_name"]
+        if not _PLAIN_NAME.fullmatch(name):  # it names files of the site (previews/<full_name>.png)
+            raise UserError(f"full_name {name[:60]!r} is not a variant name (letters, digits, '.', '_', '+', '-'; "
+                            "not starting with '.' or '-')", Location(str(rpath)))
         sdk_path = vdir / "config" / "sdkconfig.json"
-        sdkconfig = _load_json(sdk_path) if sdk_path.is_file() else {}
+        sdkconfig = _load_json(confined_file(dist, f"{vdir.name}/config/sdkconfig.json")) \
+            if sdk_path.exists() or sdk_path.is_symlink() else {}
         variants.append(ReleasedVariant(
             full_name=name, record=record, files=_files(record, rpath), manifests=_manifests(dist, record, vdir),
             sdkconfig=sdkconfig if isinstance(sdkconfig, dict) else {},

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.errors import Location, UserError
-from xzbuild.core.fsutil import link_or_copy, replace_dir
+from xzbuild.core.fsutil import confined_file, link_or_copy, replace_dir
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
@@ -113,7 +113,7 @@ def _nvs_ranges(release: Release, variant: ReleasedVariant) -> list[tuple[int, i
     if table is None:
         return None
     try:
-        parsed = parse_binary((release.dist / table.path).read_bytes(), table.path)
+        parsed = parse_binary(confined_file(release.dist, table.path).read_bytes(), table.path)
     except (OSError, UserError):
         return None
     return [(p.offset, p.end) for p in parsed if p.type_name == "data" and p.subtype_name == "nvs"]
@@ -180,10 +180,8 @@ def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) ->
         wanted[zip_entry["path"]] = Location(str(release.dist / variant.full_name / "release.json"))
     total = 0
     for rel, where in sorted(wanted.items()):
-        src = release.dist / rel
-        if rel.startswith("..") or not src.is_file():
-            raise UserError(f"{rel}: named here but missing from {release.dist}; rebuild the variant", where)
-        dst = stage / "fw" / rel
+        src = confined_file(release.dist, rel, where)  # no '..' anywhere, no link: reads stay in dist
+        dst = stage / "fw" / rel  # and so writes stay in the site
         dst.parent.mkdir(parents=True, exist_ok=True)
         if not dst.exists():
             link_or_copy(src, dst)
@@ -263,6 +261,36 @@ def _site_record(options: SiteOptions, release: Release, web: WebTools, views: l
     }
 
 
+def remove_stale_stages(out: Path) -> list[Path]:
+    """Remove ``.<out>.<pid>.tmp`` / ``.<out>.<pid>.old.tmp`` directories left by a run that was killed (its
+    process is gone); a run still going keeps its own. Returns what was removed."""
+    import glob
+    import re
+
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(\d+)(?:\.old)?\.tmp")
+    removed = []
+    for path in out.parent.glob(f".{glob.escape(out.name)}.*.tmp") if out.parent.is_dir() else []:
+        found = pattern.fullmatch(path.name)
+        if found is None or path.is_symlink() or not path.is_dir():
+            continue
+        pid = int(found.group(1))
+        if pid != os.getpid() and _alive(pid):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or a number no pid can be
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def build_site(options: SiteOptions) -> SiteSummary:
     """Write the site for ``options.dist`` into ``options.out`` (replaced as a whole); returns a summary."""
     out = options.out
@@ -273,7 +301,7 @@ def build_site(options: SiteOptions) -> SiteSummary:
     release = read_release(options.dist, options.previews, list(options.hil))
     models = _model_variants(options.boards_dir)
     stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
-    shutil.rmtree(stage, ignore_errors=True)
+    remove_stale_stages(out)
     stage.mkdir(parents=True)
     try:
         views, firmware_bytes = _views(release, models, stage)
