@@ -12,6 +12,7 @@ One client per board at a time (a new connection replaces the old one, like a US
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -56,11 +57,18 @@ class WebSerialBridge:
     def close(self) -> None:
         loop = self._loop
         if loop is not None and self._runner is not None:
-            with contextlib.suppress(RuntimeError):
-                asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(5)
+            with contextlib.suppress(RuntimeError, TimeoutError, concurrent.futures.TimeoutError):
+                asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(5)
             loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(5)
+
+    async def _shutdown(self) -> None:
+        for ws in list(self._active.values()):  # a page may still hold its port open
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), 1)
+        assert self._runner is not None
+        await self._runner.cleanup()
 
     def __enter__(self) -> WebSerialBridge:
         return self.start()

@@ -195,3 +195,98 @@ def test_factory_install_on_a_p4x(site: tuple[Path, Path], browser: Any,
     finally:
         handle.close()
 
+
+
+# --- item 2: the firmware chosen by the chip -------------------------------------------------------------------
+
+
+def read_board(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_path: str) -> tuple[Any, Any]:
+    """Open the page and press "Read my board"; returns (context, page) with the report written."""
+    context = browser.new_context()
+    page = context.new_page()
+    log = br.watch(page)
+    config = {"url": bridge.url(board), **CP2102}
+    page.add_init_script(f"window.__XZ_SERIAL = {json.dumps(config)};\n{SHIM_JS.read_text()}")
+    page.goto(base + page_path)
+    page.click("#read-board")
+    page.wait_for_function("document.getElementById('board-report').textContent.startsWith('Your board:') || "
+                           "document.getElementById('board-report').textContent.startsWith('Could not')",
+                           timeout=60_000)
+    assert not log.problems, log.problems
+    return context, page
+
+
+def gates(page: Any) -> dict[str, str]:
+    """Variant → the refusal shown on it ('' when its buttons are offered)."""
+    return dict(page.eval_on_selector_all(
+        "section.variant", "els => els.map(s => [s.id, s.classList.contains('refused') ? "
+        "s.querySelector('.chip-gate').textContent : ''])"))
+
+
+def test_chip_check_refuses_p4x_firmware_on_a_rev1_p4(site: tuple[Path, Path], browser: Any) -> None:
+    _, root = site
+    handle = spawn(VirtualSpec("p4r1", chip="esp32p4", flash="16MB", revision=100))
+    try:
+        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+            context, page = read_board(browser, served.base, bridge, "p4r1", f"boards/{P4_BOARD}.html")
+            report = page.inner_text("#board-report")
+            assert report.startswith("Your board: ESP32-P4, revision v1.0, 16MB flash"), report
+            assert "No xiaozhi firmware found" in report
+            refused = gates(page)
+            assert refused[P4_BOARD] == ""
+            assert "needs chip revision v3.0 to v3.99; your chip is revision v1.0" in refused[P4X]
+            assert page.get_attribute("#board-report", "data-match") == P4_BOARD
+            assert page.is_checked(".revision-picker input[value=p4]")  # the page's own P4/P4X choice follows
+            assert not page.is_visible(f"#{P4X} esp-web-install-button[data-kind=factory] button")
+            assert page.is_visible(f"#{P4_BOARD} esp-web-install-button[data-kind=factory] button")
+            context.close()
+    finally:
+        handle.close()
+
+
+def test_chip_check_refuses_a_16mb_image_on_a_4mb_board(site: tuple[Path, Path], browser: Any) -> None:
+    _, root = site
+    handle = spawn(VirtualSpec("s3-4mb", chip="esp32s3", flash="4MB"))
+    try:
+        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+            context, page = read_board(browser, served.base, bridge, "s3-4mb", f"boards/{S3}.html")
+            assert "4MB flash" in page.inner_text("#board-report")
+            for variant, why in gates(page).items():
+                assert "This firmware is for 16MB of flash; your board has 4MB." in why, (variant, why)
+                assert not page.is_visible(f"#{variant} esp-web-install-button[data-kind=factory] button")
+            context.close()
+    finally:
+        handle.close()
+
+
+def test_chip_check_names_the_installed_firmware_and_asks_before_replacing_it(
+        site: tuple[Path, Path], browser: Any) -> None:
+    dist, root = site
+    other = f"{S3}-128x64"
+    handle = spawn(VirtualSpec("s3-other", chip="esp32s3", flash="16MB", psram_mb=8))
+    try:
+        handle.board.flash.write(0, (dist / other / "merged-binary.bin").read_bytes())  # another variant installed
+        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+            context, page = read_board(browser, served.base, bridge, "s3-other", f"boards/{S3}.html")
+            report = page.inner_text("#board-report")
+            version = record(dist, other)["app_version"]
+            assert f"It runs {other} {version}." in report and "embedded PSRAM 8MB" in report, report
+            assert page.get_attribute("#board-report", "data-match") == other
+            asked: list[str] = []
+
+            def answer(dialog: Any, accept: bool) -> None:
+                asked.append(dialog.message)
+                dialog.accept() if accept else dialog.dismiss()
+
+            page.once("dialog", lambda d: answer(d, False))
+            page.click(f"#{S3} esp-web-install-button[data-kind=factory] button")
+            assert asked == [f"This board runs {other} {version}. Replace it with {S3} {version}?"]
+            page.wait_for_timeout(500)
+            assert page.query_selector("ewt-install-dialog") is None  # declined: ESP Web Tools never opened
+            page.once("dialog", lambda d: answer(d, True))
+            page.click(f"#{S3} esp-web-install-button[data-kind=factory] button")
+            page.wait_for_selector("ewt-install-dialog ew-list-item")  # accepted: the installer's dialog
+            assert len(asked) == 2
+            context.close()
+    finally:
+        handle.close()

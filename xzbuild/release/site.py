@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import link_or_copy, replace_dir
+from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from xzbuild.model import Variant
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
-STATIC = ("site.css", "site.js", "board.js")
+STATIC = ("site.css", "site.js", "board.js", "chipcheck.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
 
 
@@ -88,6 +89,7 @@ class VariantView:
     downloads: list[dict[str, Any]]
     preview: str | None
     search: str
+    chip_check: dict[str, str] = field(default_factory=dict)  # data-* facts the page's chip check compares
 
     @property
     def fit(self) -> tuple[int, int, int]:
@@ -231,7 +233,7 @@ def _views(release: Release, models: dict[str, Variant], stage: Path) -> tuple[l
         views.append(VariantView(full_name=variant.full_name, facts=facts, record=variant,
                                  board_page=f"boards/{board_slug(board)}.html",
                                  offers=_offers(release, variant, "../"), downloads=_downloads(variant, "../"),
-                                 preview=preview, search=search))
+                                 preview=preview, search=search, chip_check=chip_check_facts(variant)))
     return views, copied
 
 
@@ -282,6 +284,11 @@ def build_site(options: SiteOptions) -> SiteSummary:
             (stage / "static" / "esp-web-tools" / name).write_bytes(data)
         for name in STATIC:
             _write(stage / "static" / name, (TEMPLATES / name).read_text(encoding="utf-8"))
+        esptool_version, esptool_bundle = find_esptool_js(web)
+        (stage / "static" / "esptool-js").mkdir(parents=True, exist_ok=True)
+        (stage / "static" / "esptool-js" / "bundle.js").write_bytes(esptool_bundle)
+        apps = apps_index(release, {v.full_name: v.board_page for v in views})
+        _write(stage / "apps.json", json.dumps(apps, indent=1, sort_keys=True) + "\n")
         boards: dict[str, list[VariantView]] = {}
         for view in views:
             boards.setdefault(view.board_page, []).append(view)
