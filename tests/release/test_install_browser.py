@@ -14,6 +14,7 @@ lib/esploader.js), ~16 µs per byte on this machine, so an 8 MB merged image cos
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Iterator
@@ -67,7 +68,7 @@ def record(dist: Path, variant: str) -> dict[str, Any]:
 
 
 def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_path: str, variant: str, kind: str,
-            revision: str | None = None) -> tuple[float, list[str]]:
+            revision: str | None = None, own: dict[str, str] | None = None) -> tuple[float, list[str]]:
     """Open the page, press the variant's Install (factory) or Update button and go through ESP Web Tools'
     dialog as a person would; returns the seconds from the click to "Installation complete!" and the log."""
     context = browser.new_context()
@@ -81,6 +82,12 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
         page.goto(base + page_path)
         if revision:
             page.check(f".revision-picker input[value={revision}]")
+        if own is not None:  # "Install with my own server": fill the form, the page builds the NVS image
+            page.click(f"#{variant} details.own-server summary")
+            for name, value in own.items():
+                page.fill(f"#{variant} .own-server-form input[name={name}]", value)
+            page.click(f"#{variant} .own-server-form button[type=submit]")
+            page.wait_for_selector(f"#{variant} esp-web-install-button[data-kind=own]:not([hidden]) button")
         started = time.monotonic()
         page.click(f"#{variant} esp-web-install-button[data-kind={kind}] button")
         page.click("ewt-install-dialog ew-list-item >> nth=0")  # "Install <name>" on the dashboard
@@ -173,10 +180,15 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
         handle.close()
 
 
-def test_factory_install_on_a_p4x(site: tuple[Path, Path], browser: Any,
-                                  servers: tuple[ServerThread, ServerThread]) -> None:
+def test_factory_install_with_my_own_server_on_a_p4x(site: tuple[Path, Path], browser: Any,
+                                                     servers: tuple[ServerThread, ServerThread]) -> None:
+    """The factory install of a P4X variant through "Install with my own server": the page writes an NVS image
+    (byte-identical to what esp-idf-nvs-partition-gen writes for the same input) after the merged image, and the
+    board goes to the server typed into the page instead of its built-in one."""
+    from esp_idf_nvs_partition_gen import nvs_partition_gen as gen
+
     dist, root = site
-    built_in, _ = servers
+    built_in, mine = servers
     rec = record(dist, P4X)
     handle = spawn(VirtualSpec("p4x", chip="esp32p4", flash="16MB", psram_mb=32, revision=300,
                                ota_url=built_in.ota_url))
@@ -184,14 +196,25 @@ def test_factory_install_on_a_p4x(site: tuple[Path, Path], browser: Any,
         board = handle.board
         with br.serve(root) as served, WebSerialBridge([board]) as bridge:
             mark = len(board.serial_log)
-            seconds, console = install(browser, served.base, bridge, "p4x", f"boards/{P4_BOARD}.html", P4X,
-                                       "factory", revision="p4x")
+            seconds, console = install(browser, served.base, bridge, "p4x", f"boards/{P4_BOARD}.html", P4X, "own",
+                                       revision="p4x", own={"ota_url": mine.ota_url, "ssid": "café wifi",
+                                                            "password": "pw:12345678"})
             assert any("ESP32-P4" in line for line in console)  # esptool-js's chip detection
             merged = (dist / P4X / "merged-binary.bin").read_bytes()
-            assert board.flash.read(0, len(merged)) == merged
-            smoke(handle, built_in, rec["app_version"], mark)
-            br.TIMINGS.append(f"browser install, factory, {P4X} (esp32p4 rev v3.0): {seconds:.1f} s, "
-                              f"{len(merged)} bytes image, {bridge.rx_bytes} bytes sent over the port")
+            assert board.flash.read(0, 0x9000) == merged[:0x9000]
+            assert board.flash.read(0xD000, len(merged) - 0xD000) == merged[0xD000:]
+            ref = io.BytesIO()  # the library, as `xzbuild provision` drives it (16m.csv: nvs 0x9000, 0x4000)
+            nvs = gen.nvs_open(ref, 0x4000 - 0x1000, gen.Page.VERSION2)
+            for key, kind, value in [("wifi", "namespace", ""), ("ssid", "data", "café wifi"),
+                                     ("password", "data", "pw:12345678"), ("ota_url", "data", mine.ota_url)]:
+                gen.write_entry(nvs, key, kind, "string" if kind == "data" else "", value)
+            gen.nvs_close(nvs)
+            assert board.flash.read(0x9000, 0x4000) == ref.getvalue()
+            smoke(handle, mine, rec["app_version"], mark)
+            assert "Connected to WiFi: café wifi".encode() in bytes(board.serial_log)[mark:]
+            assert not built_in.transcript(handle.mac), "the board should not have asked its built-in server"
+            br.TIMINGS.append(f"browser install, factory with my own server, {P4X} (esp32p4 rev v3.0): {seconds:.1f} s,"
+                              f" {len(merged)} bytes image + 16384 bytes NVS, {bridge.rx_bytes} bytes sent over the port")
     finally:
         handle.close()
 

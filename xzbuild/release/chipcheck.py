@@ -75,3 +75,19 @@ def chip_check_facts(variant: Any) -> dict[str, str]:
     return {"family": CHIP_FAMILIES.get(str(variant.get("target", "")), ""),
             "rev-min": _rev(revision.get("min")), "rev-max": _rev(revision.get("max")),
             "flash": str(flash), "version": str(variant.get("app_version") or "")}
+
+
+def nvs_facts(release: Release, variant: Any) -> dict[str, str]:
+    """``nvs-offset``/``nvs-size`` of the partition the firmware opens (label ``nvs``), from the released partition
+    table; empty when the release has no readable table (the page then offers no own-server install)."""
+    from xzbuild.partitions import parse_binary
+    from xzbuild.provision import nvs_partition
+
+    table = next((f for f in variant.files if f.role == "partition-table"), None)
+    if table is None:
+        return {}
+    try:
+        part = nvs_partition(parse_binary((release.dist / table.path).read_bytes(), table.path))
+    except (OSError, UserError):
+        return {}
+    return {"nvs-offset": str(part.offset), "nvs-size": str(part.size)}

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import link_or_copy, replace_dir
-from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js
+from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js, nvs_facts
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from xzbuild.model import Variant
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
-STATIC = ("site.css", "site.js", "board.js", "chipcheck.js")
+STATIC = ("site.css", "site.js", "board.js", "chipcheck.js", "nvsgen.js", "ownserver.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
 
 
@@ -233,7 +233,8 @@ def _views(release: Release, models: dict[str, Variant], stage: Path) -> tuple[l
         views.append(VariantView(full_name=variant.full_name, facts=facts, record=variant,
                                  board_page=f"boards/{board_slug(board)}.html",
                                  offers=_offers(release, variant, "../"), downloads=_downloads(variant, "../"),
-                                 preview=preview, search=search, chip_check=chip_check_facts(variant)))
+                                 preview=preview, search=search,
+                                 chip_check=chip_check_facts(variant) | nvs_facts(release, variant)))
     return views, copied
 
 
