@@ -7,12 +7,12 @@ import { buildNvs, provisionEntries } from "./nvsgen.js";
 for (const form of document.querySelectorAll("form.own-server-form")) {
   const section = form.closest("section.variant");
   const status = form.querySelector(".own-server-status");
-  const button = form.parentElement.querySelector("esp-web-install-button[data-kind=own]");
+  const holder = form.parentElement.querySelector(".own-install");
   const factory = section.querySelector("esp-web-install-button[data-kind=factory]");
   let urls = [];
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    button.hidden = true;
+    holder.replaceChildren();
     urls.forEach((u) => URL.revokeObjectURL(u));
     urls = [];
     try {
@@ -36,8 +36,17 @@ for (const form of document.querySelectorAll("form.own-server-form")) {
       }));
       const own = URL.createObjectURL(new Blob([JSON.stringify(manifest)], { type: "application/json" }));
       urls.push(own);
+      // The button exists only once its manifest does (an install button must always name one).
+      const button = document.createElement("esp-web-install-button");
       button.setAttribute("manifest", own);
-      button.hidden = false;
+      button.dataset.kind = "own";
+      button.dataset.variant = holder.dataset.variant;
+      const activate = document.createElement("button");
+      activate.slot = "activate";
+      activate.className = "btn";
+      activate.textContent = `Install ${holder.dataset.variant} with my server`;
+      button.append(activate);
+      holder.append(button);
       status.textContent = `Ready: the board will use ${entries[0][1].map(([k]) => k).join(", ")} from its ` +
         `settings partition (0x${offset.toString(16)}). Press the button to install.`;
     } catch (e) {

@@ -67,6 +67,28 @@ def record(dist: Path, variant: str) -> dict[str, Any]:
     return json.loads((dist / variant / "release.json").read_text())
 
 
+def test_site_serves_the_pinned_esptool_js_and_names_every_app(site: tuple[Path, Path]) -> None:
+    """The chip check's flasher comes from the site (the npm package's own bundle, recorded in site.json), and
+    apps.json maps each released app's ELF SHA-256 (esp_app_desc_t, file offset 0xB0) to its variant."""
+    import base64
+    import hashlib
+
+    from tests.release.factory import NPM
+
+    dist, root = site
+    bundle = (root / "static" / "esptool-js" / "bundle.js").read_bytes()
+    assert bundle == (NPM / "esptool-js" / "bundle.js").read_bytes()
+    pinned = json.loads((root / "site.json").read_text())["esptool_js"]
+    assert pinned["version"] == json.loads((NPM / "esptool-js" / "package.json").read_text())["version"]
+    assert pinned["sha384"] == "sha384-" + base64.b64encode(hashlib.sha384(bundle).digest()).decode()
+    apps = json.loads((root / "apps.json").read_text())
+    variants = [p.name for p in dist.iterdir() if (p / "release.json").is_file()]
+    assert sorted(a["variant"] for a in apps.values()) == sorted(variants)
+    for sha, entry in apps.items():
+        app = (dist / entry["variant"] / "xiaozhi.bin").read_bytes()
+        assert app[0x20:0x24] == bytes.fromhex("3254cdab") and app[0xB0:0xD0].hex() == sha
+
+
 def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_path: str, variant: str, kind: str,
             revision: str | None = None, own: dict[str, str] | None = None) -> tuple[float, list[str]]:
     """Open the page, press the variant's Install (factory) or Update button and go through ESP Web Tools'
@@ -87,7 +109,7 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
             for name, value in own.items():
                 page.fill(f"#{variant} .own-server-form input[name={name}]", value)
             page.click(f"#{variant} .own-server-form button[type=submit]")
-            page.wait_for_selector(f"#{variant} esp-web-install-button[data-kind=own]:not([hidden]) button")
+            page.wait_for_selector(f"#{variant} esp-web-install-button[data-kind=own] button")
         started = time.monotonic()
         page.click(f"#{variant} esp-web-install-button[data-kind={kind}] button")
         page.click("ewt-install-dialog ew-list-item >> nth=0")  # "Install <name>" on the dashboard

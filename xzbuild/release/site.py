@@ -16,6 +16,8 @@ rename, so a reader sees the old site or the new one.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -254,9 +256,12 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _site_record(options: SiteOptions, release: Release, web: WebTools, views: list[VariantView]) -> dict[str, Any]:
+def _site_record(options: SiteOptions, release: Release, web: WebTools, views: list[VariantView],
+                 esptool_js: tuple[str, bytes]) -> dict[str, Any]:
     return {
         "schema_version": 1, "title": options.title, "version": release.version, "date": options.date,
+        "esptool_js": {"version": esptool_js[0], "file": "static/esptool-js/bundle.js",
+                       "sha384": "sha384-" + base64.b64encode(hashlib.sha384(esptool_js[1]).digest()).decode()},
         "esp_web_tools": {"version": web.version, "npm_integrity": web.npm_integrity,
                           "files": {f"static/esp-web-tools/{k}": v for k, v in web.integrity().items()}},
         "variants": [{"full_name": v.full_name, "board": v.record.get("board"), "page": v.board_page,
@@ -298,7 +303,8 @@ def build_site(options: SiteOptions) -> SiteSummary:
         _write(stage / "index.html", _render("catalog.html.j2", root="", views=views, boards=len(boards), **common))
         for page, group in sorted(boards.items()):
             _write(stage / page, _render("board.html.j2", root="../", views=group, **common))
-        _write(stage / "site.json", json.dumps(_site_record(options, release, web, views), indent=2,
+        _write(stage / "site.json", json.dumps(_site_record(options, release, web, views,
+                                                            (esptool_version, esptool_bundle)), indent=2,
                                                sort_keys=True, ensure_ascii=False) + "\n")
         text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
                    and "fw" not in p.relative_to(stage).parts)
