@@ -148,20 +148,21 @@ function apply(board) {
   if (chosen) chosen.scrollIntoView({ block: "start" });
 }
 
-// Installing another variant over a recognised (or unknown) firmware asks first, naming both.
-for (const el of $$("esp-web-install-button")) {
-  el.addEventListener("click", (ev) => {
-    const target = el.dataset.variant;
-    if (!installed || installed.variant === target) return;
-    const current = installed.variant ? `${installed.variant} ${installed.version}` : installed.unknown;
-    const section = el.closest("section.variant");
-    const version = section ? section.dataset.version : "";
-    if (!window.confirm(`This board runs ${current}. Replace it with ${target} ${version}?`)) {
-      ev.stopPropagation();
-      ev.preventDefault();
-    }
-  }, true);
-}
+// Installing another variant over a recognised (or unknown) firmware asks first, naming both. Delegated from the
+// document (capture phase, before ESP Web Tools' own listener) so buttons created later are covered too.
+document.addEventListener("click", (ev) => {
+  const el = ev.target instanceof Element ? ev.target.closest("esp-web-install-button") : null;
+  if (!el) return;
+  const target = el.dataset.variant;
+  if (!installed || installed.variant === target) return;
+  const current = installed.variant ? `${installed.variant} ${installed.version}` : installed.unknown;
+  const section = el.closest("section.variant");
+  const version = section ? section.dataset.version : "";
+  if (!window.confirm(`This board runs ${current}. Replace it with ${target} ${version}?`)) {
+    ev.stopPropagation();
+    ev.preventDefault();
+  }
+}, true);
 
 if (button && "serial" in navigator) {
   button.hidden = false;
