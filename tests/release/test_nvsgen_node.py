@@ -22,6 +22,9 @@ CASES: list[dict[str, Any]] = [
     # ten networks at their size limits and a 3000-byte URL: the URL no longer fits the first page
     {"otaUrl": "http://h/" + "u" * 2991, "networks": [[f"{'s' * 31}{i}", "p" * 64] for i in range(10)]},
     {"otaUrl": "http://h/" + "v" * 3990, "networks": []},  # 4000 bytes with its NUL: needs more than a page
+    # 3950 bytes = 124 data entries: after the namespace entry it would end exactly on the page's last entry,
+    # which the library never fills, so it opens a second page
+    {"otaUrl": "http://h/" + "w" * 3940, "networks": []},
 ]
 SIZES = [0x4000, 0x3000, 0x6000]
 
