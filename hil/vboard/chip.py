@@ -28,6 +28,15 @@ ROM_IDS = {
     "esp32p4": "esp32p4-eco2-20240710",
 }
 
+#: The word a chip's ROM holds at ``CHIP_DETECT_MAGIC_REG_ADDR`` (0x40001000). esptool 5 identifies newer chips
+#: by GET_SECURITY_INFO and dropped these values, but esptool-js (ESP Web Tools' flasher) still identifies every
+#: chip by this word alone (``magic2Chip`` in lib/esploader.js; values as in esptool 4.x's
+#: ``CHIP_DETECT_MAGIC_VALUE``, the first one where esptool lists several).
+DETECT_MAGIC = {
+    "esp32": 0x00F01D83, "esp32s2": 0x000007C6, "esp32s3": 0x9, "esp32c2": 0x6F51306F, "esp32c3": 0x1B31506F,
+    "esp32c5": 0x1101406F, "esp32c6": 0x2CE0806F, "esp32c61": 0x33F0206F, "esp32h2": 0xD7B73E80, "esp32p4": 0x0,
+}
+
 #: Reset-reason and boot-mode words the ROM prints: (power-on reason, SPI boot, download boot).
 BOOT_WORDS = {
     "esp32": ("0x1 (POWERON_RESET)", "0x13 (SPI_FAST_FLASH_BOOT)", "0x3 (DOWNLOAD_BOOT(UART0/UART1/SDIO_REI_REO_V2))"),
@@ -114,6 +123,10 @@ class ChipModel:
     @property
     def uses_magic(self) -> bool:
         return bool(self.rom_cls.USES_MAGIC_VALUE)
+
+    @property
+    def detect_magic(self) -> int:
+        return DETECT_MAGIC.get(self.name, 0)
 
     @property
     def display_name(self) -> str:

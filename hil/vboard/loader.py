@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hil.vboard.chip import FLASH_SIZE_IDS, ChipModel
+from hil.vboard.chip import DETECT_MAGIC, FLASH_SIZE_IDS, ChipModel
 from hil.vboard.flash import SECTOR, Flash
 
 log = logging.getLogger(__name__)
@@ -242,6 +242,8 @@ class SerialLoader:
         (addr,) = struct.unpack_from("<I", data)
         if addr == self.chip.rom_cls.CHIP_DETECT_MAGIC_REG_ADDR and self.chip.uses_magic:
             return int(self.chip.rom_cls.MAGIC_VALUE), b""
+        if addr == self.chip.rom_cls.CHIP_DETECT_MAGIC_REG_ADDR and self.chip.name in DETECT_MAGIC:
+            return self.chip.detect_magic, b""
         return self.regs.get(addr, 0), b""
 
     def _write_reg(self, data: bytes, chk: int) -> tuple[int, bytes]:

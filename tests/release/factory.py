@@ -18,14 +18,15 @@ SMALL = ["bread-compact-wifi", "bread-compact-wifi-128x64", "bread-compact-esp32
          "espressif-esp32-p4x-function-ev-board"]
 
 
-def build_release(root: Path, variants: list[str] | None = None, jobs: int = 2) -> Path:
-    """Build ``variants`` (all at IDF 6.0.2 when None) into ``root/dist``; returns the dist dir."""
+def build_release(root: Path, variants: list[str] | None = None, jobs: int = 2, **knobs: str) -> Path:
+    """Build ``variants`` (all at IDF 6.0.2 when None) into ``root/dist``; returns the dist dir (``knobs``:
+    stand-in settings such as ``XZ_STANDIN_ASSETS="0"``)."""
     firmware = write_skeleton(root / "firmware")
     dist = root / "dist"
     # The whole matrix is built with --keep-going: a stand-in that resolves sdkconfig against the firmware's
     # Kconfig refuses the variants whose fragment lines that Kconfig drops, and the release is the rest.
     names = variants if variants is not None else ["--all", "--keep-going"]
-    env = standin_env(root / "standin.jsonl")
+    env = standin_env(root / "standin.jsonl", **knobs)
     proc = subprocess.run([sys.executable, "-m", "xzbuild.cli.main", "matrix", "build", *names, "--jobs", str(jobs),
                            "--firmware", str(firmware), "--idf-version", "6.0.2", "--out", str(dist),
                            "--cache-dir", str(root / "cache"), "--boards", str(REPO / "boards"),

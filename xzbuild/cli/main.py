@@ -23,6 +23,7 @@ LAZY_COMMANDS: dict[str, tuple[str, ...]] = {
     "hil": ("hil", "hil_run"),
     "matrix": ("matrix", "build"),
     "partitions": ("partitions",),
+    "provision": ("provision",),
     "release": ("release",),
     "server": ("server",),
     "vboard": ("vboard",),

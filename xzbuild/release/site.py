@@ -16,6 +16,8 @@ rename, so a reader sees the old site or the new one.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import confined_file, link_or_copy, replace_dir
+from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js, nvs_facts
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from xzbuild.model import Variant
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
-STATIC = ("site.css", "site.js", "board.js")
+STATIC = ("site.css", "site.js", "board.js", "chipcheck.js", "nvsgen.js", "ownserver.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
 
 
@@ -88,6 +91,7 @@ class VariantView:
     downloads: list[dict[str, Any]]
     preview: str | None
     search: str
+    chip_check: dict[str, str] = field(default_factory=dict)  # data-* facts the page's chip check compares
 
     @property
     def fit(self) -> tuple[int, int, int]:
@@ -229,7 +233,8 @@ def _views(release: Release, models: dict[str, Variant], stage: Path) -> tuple[l
         views.append(VariantView(full_name=variant.full_name, facts=facts, record=variant,
                                  board_page=f"boards/{board_slug(board)}.html",
                                  offers=_offers(release, variant, "../"), downloads=_downloads(variant, "../"),
-                                 preview=preview, search=search))
+                                 preview=preview, search=search,
+                                 chip_check=chip_check_facts(variant) | nvs_facts(release, variant)))
     return views, copied
 
 
@@ -249,9 +254,12 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _site_record(options: SiteOptions, release: Release, web: WebTools, views: list[VariantView]) -> dict[str, Any]:
+def _site_record(options: SiteOptions, release: Release, web: WebTools, views: list[VariantView],
+                 esptool_js: tuple[str, bytes]) -> dict[str, Any]:
     return {
         "schema_version": 1, "title": options.title, "version": release.version, "date": options.date,
+        "esptool_js": {"version": esptool_js[0], "file": "static/esptool-js/bundle.js",
+                       "sha384": "sha384-" + base64.b64encode(hashlib.sha384(esptool_js[1]).digest()).decode()},
         "esp_web_tools": {"version": web.version, "npm_integrity": web.npm_integrity,
                           "files": {f"static/esp-web-tools/{k}": v for k, v in web.integrity().items()}},
         "variants": [{"full_name": v.full_name, "board": v.record.get("board"), "page": v.board_page,
@@ -310,6 +318,11 @@ def build_site(options: SiteOptions) -> SiteSummary:
             (stage / "static" / "esp-web-tools" / name).write_bytes(data)
         for name in STATIC:
             _write(stage / "static" / name, (TEMPLATES / name).read_text(encoding="utf-8"))
+        esptool_version, esptool_bundle = find_esptool_js(web)
+        (stage / "static" / "esptool-js").mkdir(parents=True, exist_ok=True)
+        (stage / "static" / "esptool-js" / "bundle.js").write_bytes(esptool_bundle)
+        apps = apps_index(release, {v.full_name: v.board_page for v in views})
+        _write(stage / "apps.json", json.dumps(apps, indent=1, sort_keys=True) + "\n")
         boards: dict[str, list[VariantView]] = {}
         for view in views:
             boards.setdefault(view.board_page, []).append(view)
@@ -318,7 +331,8 @@ def build_site(options: SiteOptions) -> SiteSummary:
         _write(stage / "index.html", _render("catalog.html.j2", root="", views=views, boards=len(boards), **common))
         for page, group in sorted(boards.items()):
             _write(stage / page, _render("board.html.j2", root="../", views=group, **common))
-        _write(stage / "site.json", json.dumps(_site_record(options, release, web, views), indent=2,
+        _write(stage / "site.json", json.dumps(_site_record(options, release, web, views,
+                                                            (esptool_version, esptool_bundle)), indent=2,
                                                sort_keys=True, ensure_ascii=False) + "\n")
         text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
                    and "fw" not in p.relative_to(stage).parts)

@@ -1,0 +1,56 @@
+// "Install with my own server": the factory install plus an NVS image made here, in the browser, that points the
+// board at the reader's server (NVS wifi/ota_url) and Wi-Fi network — the same bytes `xzbuild provision` writes.
+// ESP Web Tools flashes it: the page hands it a manifest (a blob: URL) whose parts are the release's factory
+// parts and the NVS image at the variant's nvs partition offset, written after them.
+import { buildNvs, provisionEntries } from "./nvsgen.js";
+
+for (const form of document.querySelectorAll("form.own-server-form")) {
+  const section = form.closest("section.variant");
+  const status = form.querySelector(".own-server-status");
+  const holder = form.parentElement.querySelector(".own-install");
+  const factory = section.querySelector("esp-web-install-button[data-kind=factory]");
+  let urls = [];
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    holder.replaceChildren();
+    urls.forEach((u) => URL.revokeObjectURL(u));
+    urls = [];
+    try {
+      const data = new FormData(form);
+      const ssid = String(data.get("ssid") || "");
+      const entries = provisionEntries({
+        otaUrl: String(data.get("ota_url") || "").trim(),
+        networks: ssid ? [[ssid, String(data.get("password") || "")]] : [],
+      });
+      const offset = Number(section.dataset.nvsOffset);
+      const image = buildNvs(entries, Number(section.dataset.nvsSize));
+      const manifestURL = new URL(factory.getAttribute("manifest"), location.href);
+      const manifest = await (await fetch(manifestURL)).json();
+      const nvsURL = URL.createObjectURL(new Blob([image], { type: "application/octet-stream" }));
+      urls.push(nvsURL);
+      manifest.name = `${manifest.name} with my server`;
+      manifest.builds = manifest.builds.map((build) => ({
+        ...build,
+        parts: [...build.parts.map((p) => ({ path: new URL(p.path, manifestURL).href, offset: p.offset })),
+                { path: nvsURL, offset }],
+      }));
+      const own = URL.createObjectURL(new Blob([JSON.stringify(manifest)], { type: "application/json" }));
+      urls.push(own);
+      // The button exists only once its manifest does (an install button must always name one).
+      const button = document.createElement("esp-web-install-button");
+      button.setAttribute("manifest", own);
+      button.dataset.kind = "own";
+      button.dataset.variant = holder.dataset.variant;
+      const activate = document.createElement("button");
+      activate.slot = "activate";
+      activate.className = "btn";
+      activate.textContent = `Install ${holder.dataset.variant} with my server`;
+      button.append(activate);
+      holder.append(button);
+      status.textContent = `Ready: the board will use ${entries[0][1].map(([k]) => k).join(", ")} from its ` +
+        `settings partition (0x${offset.toString(16)}). Press the button to install.`;
+    } catch (e) {
+      status.textContent = e && e.message ? e.message : String(e);
+    }
+  });
+}

@@ -1,0 +1,235 @@
+"""NVS images that point a flashed xiaozhi board at a server and a Wi-Fi network without rebuilding.
+
+What the firmware reads (upstream 48142026):
+
+- ``main/ota.cc`` ``Ota::GetCheckVersionUrl``: ``Settings("wifi").GetString("ota_url")``, and
+  ``CONFIG_OTA_URL`` only when that key is empty or missing.
+- the Wi-Fi list of the ``78/esp-wifi-connect`` component (``~3.2.2``, ``ssid_manager.cc``): namespace
+  ``wifi``, up to ``MAX_WIFI_SSID_COUNT`` = 10 networks under the keys ``ssid``/``password``,
+  ``ssid1``/``password1`` … ``ssid9``/``password9`` (strings read into ``char ssid[33]`` and
+  ``char password[65]``, so at most 32 and 64 bytes); ``SaveToNvs`` writes each ``ssid`` then its
+  ``password``, and the first network is the preferred one.
+
+The image is written by Espressif's ``esp-idf-nvs-partition-gen`` library, sized to the ``nvs``
+partition of the variant's partition table (``nvs_flash_init`` opens the partition labelled ``nvs``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from xzbuild.core.errors import Location, UserError
+from xzbuild.partitions.table import Partition, PartitionTable
+
+WIFI_NAMESPACE = "wifi"
+MAX_NETWORKS = 10  # esp-wifi-connect ssid_manager.cc MAX_WIFI_SSID_COUNT
+MAX_SSID_BYTES = 32  # char ssid[33]
+MAX_PASSWORD_BYTES = 64  # char password[65]
+MAX_STRING_BYTES = 4000  # ESP-IDF NVS: a string value, terminating NUL included, spans one page at most
+PAGE = 0x1000
+MIN_NVS_SIZE = 0x3000  # a read-write NVS partition (ESP-IDF; smaller ones must be read-only)
+NVS_TYPE, NVS_SUBTYPE = 0x01, 0x02
+_SCHEMES = ("http", "https")
+
+
+@dataclass
+class Provision:
+    """What one board is given: an OTA URL and/or Wi-Fi networks (first = preferred)."""
+
+    ota_url: str | None = None
+    networks: list[tuple[str, str]] = field(default_factory=list)
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(key, string value) in namespace ``wifi``, in the order they are written."""
+        out: list[tuple[str, str]] = []
+        for index, (ssid, password) in enumerate(self.networks):
+            suffix = str(index) if index else ""
+            out += [(f"ssid{suffix}", ssid), (f"password{suffix}", password)]
+        if self.ota_url:
+            out.append(("ota_url", self.ota_url))
+        return out
+
+
+def check_url(url: str, where: str = "--ota-url") -> str:
+    """An OTA URL the firmware's HTTP client can open: http(s)://host[:port]/path."""
+    if any(c.isspace() for c in url) or any(ord(c) < 0x20 for c in url):
+        raise UserError(f"{where}: {url!r} contains whitespace or control characters; percent-encode them")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
+        raise UserError(f"{where}: {url!r} is not an http:// or https:// URL; write it in full, e.g. "
+                        "http://192.168.1.10:8002/xiaozhi/ota/")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise UserError(f"{where}: {url!r} has an invalid port; use a number 1-65535") from None
+    if len(url.encode()) + 1 > MAX_STRING_BYTES:
+        raise UserError(f"{where}: the URL is {len(url.encode())} bytes; an NVS string holds at most "
+                        f"{MAX_STRING_BYTES - 1}")
+    # Ota::GetCheckVersionUrl falls back to CONFIG_OTA_URL for an empty value and Ota::CheckVersion refuses
+    # a URL shorter than 10 characters ("Check version URL is not properly set").
+    if len(url) < 10:
+        raise UserError(f"{where}: {url!r} is shorter than 10 characters, which the firmware refuses")
+    return url
+
+
+def check_network(ssid: str, password: str, where: str = "--wifi") -> tuple[str, str]:
+    size = len(ssid.encode())
+    if size == 0:
+        raise UserError(f"{where}: the SSID is empty; give SSID:PASSWORD")
+    if size > MAX_SSID_BYTES:
+        raise UserError(f"{where}: SSID {ssid!r} is {size} bytes; Wi-Fi SSIDs are at most {MAX_SSID_BYTES} bytes")
+    if len(password.encode()) > MAX_PASSWORD_BYTES:
+        raise UserError(f"{where}: the password for {ssid!r} is {len(password.encode())} bytes; at most "
+                        f"{MAX_PASSWORD_BYTES}")
+    if "\0" in ssid or "\0" in password:
+        raise UserError(f"{where}: NUL characters cannot be stored in an NVS string")
+    return ssid, password
+
+
+def parse_wifi(text: str, where: str = "--wifi") -> tuple[str, str]:
+    """``SSID:PASSWORD`` (split at the first colon; an open network is ``SSID:``)."""
+    if ":" not in text:
+        raise UserError(f"{where}: {text!r} has no ':'; write SSID:PASSWORD (SSID: for an open network)")
+    ssid, password = text.split(":", 1)
+    return check_network(ssid, password, where)
+
+
+def make_provision(ota_url: str | None, networks: Sequence[tuple[str, str]], where: str = "") -> Provision:
+    prefix = f"{where}: " if where else ""
+    if not ota_url and not networks:
+        raise UserError(f"{prefix}nothing to provision; give --ota-url and/or --wifi SSID:PASSWORD")
+    if len(networks) > MAX_NETWORKS:
+        raise UserError(f"{prefix}{len(networks)} Wi-Fi networks given; the firmware keeps at most {MAX_NETWORKS}")
+    ssids = [s for s, _ in networks]
+    dup = next((s for s in ssids if ssids.count(s) > 1), None)
+    if dup is not None:
+        raise UserError(f"{prefix}SSID {dup!r} is given twice; the firmware keeps one password per SSID")
+    return Provision(ota_url, list(networks))
+
+
+def nvs_partition(table: PartitionTable) -> Partition:
+    """The partition ``nvs_flash_init`` opens: label ``nvs`` (type data, subtype nvs)."""
+    part = table.find(name="nvs")
+    if part is None or part.type != NVS_TYPE or part.subtype != NVS_SUBTYPE:
+        raise UserError("the partition table has no data/nvs partition labelled 'nvs'", table.location())
+    if part.size < MIN_NVS_SIZE or part.size % PAGE:
+        raise UserError(f"the nvs partition is {part.size:#x} bytes; a read-write NVS needs a multiple of "
+                        f"{PAGE:#x} of at least {MIN_NVS_SIZE:#x}", table.location(part))
+    return part
+
+
+def build_image(prov: Provision, size: int) -> bytes:
+    """The NVS partition image (``size`` bytes) holding ``prov``, written by esp-idf-nvs-partition-gen."""
+    from esp_idf_nvs_partition_gen import nvs_partition_gen as gen
+
+    out = io.BytesIO()
+    try:
+        # Like the library's own CLI (check_size): the last page stays reserved for NVS's page rotation.
+        nvs = gen.nvs_open(out, size - PAGE, gen.Page.VERSION2)
+        gen.write_entry(nvs, WIFI_NAMESPACE, "namespace", "", "")
+        for key, value in prov.entries():
+            gen.write_entry(nvs, key, "data", "string", value)
+        gen.nvs_close(nvs)
+    except (gen.InsufficientSizeError, gen.PageFullError):
+        raise UserError(f"the settings do not fit the {size:#x}-byte nvs partition; give fewer or shorter "
+                        "values") from None
+    except gen.InputError as exc:
+        raise UserError(f"esp-idf-nvs-partition-gen refused the settings: {exc}") from None
+    image = out.getvalue()
+    if len(image) != size:
+        raise UserError(f"the settings do not fit the {size:#x}-byte nvs partition (image is {len(image):#x} "
+                        "bytes); give fewer or shorter values")
+    return image
+
+
+_OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+@dataclass
+class CsvRow:
+    name: str
+    provision: Provision
+    line: int
+
+
+def read_devices_csv(path: Path) -> list[CsvRow]:
+    """``name,ota_url,ssid,password[,ssid1,password1 … ssid9,password9]``: one image per row, written to
+    ``<name>.bin`` (``name``: letters, digits, ``.``, ``_``, ``-``)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text ({exc.reason}); save the CSV as UTF-8", Location(str(path))) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows = list(reader)
+    if not rows:
+        raise UserError("empty CSV; the first line must be a header such as name,ota_url,ssid,password",
+                        Location(str(path), 1))
+    header = [h.strip() for h in rows[0]]
+    allowed = ["name", "ota_url"] + [f"{k}{i if i else ''}" for i in range(MAX_NETWORKS) for k in ("ssid", "password")]
+    for col, h in enumerate(header, 1):
+        if h not in allowed:
+            raise UserError(f"unknown column {h!r}; columns are name, ota_url, ssid, password, ssid1, password1 … "
+                            "ssid9, password9", Location(str(path), 1, col))
+        if header.count(h) > 1:
+            raise UserError(f"column {h!r} appears twice", Location(str(path), 1, col))
+    if "name" not in header:
+        raise UserError("the header has no 'name' column (the output file name of each row)", Location(str(path), 1))
+    out: list[CsvRow] = []
+    seen: dict[str, int] = {}
+    for line, cells in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise UserError(f"{len(cells)} fields, the header has {len(header)}", Location(str(path), line))
+        row = dict(zip(header, cells, strict=True))
+        where = f"{path}:{line}"
+        name = row["name"].strip()
+        if not _OUT_NAME.match(name):
+            raise UserError(f"name {name!r} is not a file name; use letters, digits, '.', '_' and '-'",
+                            Location(str(path), line, header.index("name") + 1))
+        if name in seen:
+            raise UserError(f"name {name!r} is also on line {seen[name]}", Location(str(path), line))
+        seen[name] = line
+        url = row.get("ota_url", "").strip() or None
+        if url is not None:
+            check_url(url, where)
+        networks = []
+        for i in range(MAX_NETWORKS):
+            suffix = str(i) if i else ""
+            ssid, password = row.get(f"ssid{suffix}", ""), row.get(f"password{suffix}", "")
+            if ssid:
+                networks.append(check_network(ssid, password, where))
+            elif password:
+                raise UserError(f"password{suffix} without ssid{suffix}", Location(str(path), line))
+        out.append(CsvRow(name, make_provision(url, networks, where), line))
+    if not out:
+        raise UserError("no device rows under the header", Location(str(path), 2))
+    return out
+
+
+def write_nvs(port: str, offset: int, image: bytes, chip: str = "") -> None:
+    """Write ``image`` at ``offset`` on the board at ``port`` with esptool (stub loader, verified by MD5)."""
+    import tempfile
+
+    import esptool
+
+    if port.startswith("rfc2217://"):
+        from hil.vboard import fastserial
+
+        fastserial.install()  # pyserial's stock RFC2217 client renegotiates the port on every command
+        fastserial.quiet_esptool_trace()
+    with tempfile.TemporaryDirectory(prefix="xzbuild-nvs-") as tmp:
+        path = Path(tmp) / "nvs.bin"
+        path.write_bytes(image)
+        argv = ["--port", port, *(["--chip", chip] if chip else []), "write-flash", f"{offset:#x}", str(path)]
+        try:
+            esptool.main(argv)
+        except (esptool.FatalError, OSError) as exc:
+            raise UserError(f"--port {port}: esptool could not write the nvs partition: "
+                            f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
