@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from xzbuild.model.types import SourceFacts
+from xzbuild.model.types import NETWORK_CLASSES, SourceFacts
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
@@ -19,13 +19,36 @@ def board_source_text(board_dir: Path) -> str:
 
 
 def source_facts(board_dir: Path) -> SourceFacts:
-    """LcdDisplay use (display_style offered), WifiBoard (wifi_provisioning), common camera (mirror options)."""
+    """LcdDisplay use (display_style offered), WifiBoard (wifi_provisioning), common camera (mirror options),
+    and the network the board class is built on."""
     text = board_source_text(board_dir)
     return SourceFacts(
         lcd_display=bool(re.search(r"\b[A-Za-z0-9_]*LcdDisplay\b", text)),
         wifi_board="wifi_board.h" in text or bool(re.search(r"\bWifiBoard\b", text)),
         camera="new Esp32Camera" in text or "new EspVideo" in text,
+        network=board_network(text),
     )
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def board_network(text: str) -> str:
+    """The network base class of the class ``DECLARE_BOARD`` names, followed through the board's own bases
+    (``WaveshareEsp32p4nano : WaveshareEsp32p4nanoBase : WifiBoard``); commented-out code does not count."""
+    code = _COMMENTS.sub("", text)
+    bases = dict(re.findall(r"\bclass\s+(\w+)\s*(?:final\s*)?:\s*(?:public|protected|private)?\s*(\w+)", code))
+    # `using Base = WifiBoard;` under #if/#else: the last one is the #else branch, the Kconfig default
+    # (waveshare/esp32-p4-nano: EthernetBoard only with CONFIG_XIAOZHI_NETWORK_ETHERNET).
+    bases.update(re.findall(r"\busing\s+(\w+)\s*=\s*(\w+)\s*;", code))
+    for name in re.findall(r"\bDECLARE_BOARD\s*\(\s*(\w+)\s*\)", code):
+        seen: set[str] = set()
+        while name not in NETWORK_CLASSES and name in bases and name not in seen:
+            seen.add(name)
+            name = bases[name]
+        if name in NETWORK_CLASSES:
+            return NETWORK_CLASSES[name]
+    return ""
 
 
 def guess_target(board_dir: Path) -> str | None:

@@ -59,6 +59,12 @@ class SourceFacts:
     lcd_display: bool = False
     wifi_board: bool = False
     camera: bool = False
+    network: str = ""  # the board class's network base (NETWORK_CLASSES), "" when not recorded
+
+
+# Network base classes of upstream's board classes (main/boards/common/*_board.h) → the source fact's value.
+NETWORK_CLASSES = {"WifiBoard": "wifi", "Ml307Board": "ml307", "Nt26Board": "nt26", "DualNetworkBoard": "dual",
+                   "RndisBoard": "rndis", "EthernetBoard": "ethernet"}
 
 
 @dataclass

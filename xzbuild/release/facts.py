@@ -94,16 +94,20 @@ def codec_text(hardware: dict[str, dict[str, Any]]) -> str:
     return " + ".join(chips) if chips else ("I2S" if "audio" in hardware else "")
 
 
+# The board class's network base (source fact ``network``) → what the catalog shows.
+NETWORK_TEXT = {"wifi": "Wi-Fi", "ml307": "4G (ML307)", "nt26": "4G (NT26)", "dual": "4G (ML307) + Wi-Fi",
+                "rndis": "USB network (RNDIS)", "ethernet": "Ethernet"}
+
+
 def network_text(variant: Variant) -> str:
-    """Wi-Fi, or the 4G module the board carries (the network part holds its UART pins)."""
+    """The network the board class is built on (``CompactWifiBoard : WifiBoard`` → Wi-Fi, whatever modem pins its
+    config.h also defines); for a board file without that fact, the 4G module its network part wires."""
+    known = NETWORK_TEXT.get(variant.board.source_facts.network)
+    if known:
+        return known
     network = variant.board.hardware.get("network") or {}
     modules = sorted({MODEMS[m.group(1)] for key in network if (m := _MODEM_PIN.match(key))})
-    if not modules:
-        return "Wi-Fi"
-    # The board class (WifiBoard, Ml307Board, DualNetworkBoard) lives in the firmware's C++ sources, which the
-    # model does not import; a Wi-Fi board that also wires a modem is shown with both.
-    return f"4G ({', '.join(modules)}) + Wi-Fi" if variant.board.source_facts.wifi_board else \
-        f"4G ({', '.join(modules)})"
+    return f"4G ({', '.join(modules)})" if modules else "Wi-Fi"
 
 
 def language_text(sdk: dict[str, Any]) -> str:
