@@ -147,4 +147,6 @@ def facts_to_yaml(facts: SourceFacts) -> dict[str, bool | str]:
                                   "camera": facts.camera}
     if facts.network:
         out["network"] = facts.network
+    if facts.codec:
+        out["codec"] = facts.codec
     return out

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from xzbuild.model.types import NETWORK_CLASSES, SourceFacts
+from xzbuild.model.types import CODEC_CLASSES, NETWORK_CLASSES, SourceFacts
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
@@ -27,6 +27,7 @@ def source_facts(board_dir: Path) -> SourceFacts:
         wifi_board="wifi_board.h" in text or bool(re.search(r"\bWifiBoard\b", text)),
         camera="new Esp32Camera" in text or "new EspVideo" in text,
         network=board_network(text),
+        codec=board_codec(text),
     )
 
 
@@ -49,6 +50,26 @@ def board_network(text: str) -> str:
         if name in NETWORK_CLASSES:
             return NETWORK_CLASSES[name]
     return ""
+
+
+def board_codec(text: str) -> str:
+    """The chips of the codec classes the sources construct (``static Es8311AudioCodec audio_codec(...)``,
+    ``new BoxAudioCodec(...)``), a board's own subclass followed to upstream's class; alternatives (``#ifdef``
+    versions, a runtime choice) joined by " or ". "" when a constructed codec class is not one of upstream's."""
+    code = _COMMENTS.sub("", text)
+    bases = dict(re.findall(r"\bclass\s+(\w+)\s*(?:final\s*)?:\s*(?:public|protected|private)?\s*(\w+)", code))
+    built = re.findall(r"\bnew\s+(\w+)\s*[({]|\bstatic\s+(\w+)\s+\w+\s*[({]|make_unique<\s*(\w+)\s*>", code)
+    chips: set[str] = set()
+    for name in {next(n for n in group if n) for group in built}:
+        seen: set[str] = set()
+        while name not in CODEC_CLASSES and name in bases and name not in seen and name.endswith("Codec"):
+            seen.add(name)
+            name = bases[name]
+        if name in CODEC_CLASSES:
+            chips.add(CODEC_CLASSES[name])
+        elif name.endswith("AudioCodec") or name.endswith("Codec"):
+            return ""  # a codec of the board's own: the model's codec part tells
+    return " or ".join(sorted(chips))
 
 
 def guess_target(board_dir: Path) -> str | None:

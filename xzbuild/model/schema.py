@@ -7,6 +7,8 @@ from typing import Any
 from xzbuild.model.naming import TARGETS
 from xzbuild.model.types import NETWORK_CLASSES
 
+CODEC_PATTERN = r"^[A-Z0-9]{2,10}( \+ [A-Z0-9]{2,10})*( or [A-Z0-9]{2,10}( \+ [A-Z0-9]{2,10})*)*$"
+
 _IDENT = {"type": "string", "pattern": "^[a-z0-9.-]+$"}
 _IDF = {"type": ["string", "null"], "pattern": r"^\s*(<=|>=|<|>|==)\s*v?\d+\.\d+(\.\d+)?\s*$",
         "description": "One comparison against the ESP-IDF version, e.g. '>=6.1' or '<6.0'."}
@@ -97,7 +99,8 @@ def board_schema() -> dict[str, Any]:
             "sources": {"type": "string"},
             "source_facts": {"type": "object", "additionalProperties": False,
                              "properties": {**{k: {"type": "boolean"} for k in ("lcd_display", "wifi_board", "camera")},
-                                            "network": {"enum": list(NETWORK_CLASSES.values())}}},
+                                            "network": {"enum": list(NETWORK_CLASSES.values())},
+                                            "codec": {"type": "string", "pattern": CODEC_PATTERN}}},
             "kconfig": {"type": "array", "items": kconfig},
             "variants": {"type": "array", "items": variant},
             "hardware": {"$ref": "#/$defs/hardware"},
