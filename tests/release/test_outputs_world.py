@@ -7,6 +7,7 @@ JUnit read by Python's XML parser, Jenkins' junit-10.xsd and junitparser; counts
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -238,3 +239,51 @@ def test_tables_on_a_pipe_carry_full_names() -> None:
     assert missing == []
     assert [line for line in table.splitlines() if "p4-function" in line]
     assert "…" not in table
+
+
+def test_release_keeps_the_elf_and_the_link_map(project: Project) -> None:
+    """A backtrace from the field is decoded with the ELF; esp-idf-size reads the map: both stay in the release."""
+    from elftools.elf.elffile import ELFFile
+    from esptool.bin_image import LoadFirmwareImage
+
+    vdir = project.root / "s3" / "dist" / S3
+    record = json.loads((vdir / "release.json").read_text())
+    assert sorted(record["debug"]) == ["elf", "map"]
+    for entry in record["debug"].values():
+        data = (project.root / "s3" / "dist" / entry["path"]).read_bytes()
+        assert entry["size"] == len(data) and entry["sha256"] == hashlib.sha256(data).hexdigest()
+    app = LoadFirmwareImage("esp32s3", (vdir / "xiaozhi.bin").read_bytes())
+    with open(vdir / "xiaozhi.elf", "rb") as fh:  # pyelftools, not the stand-in's writer, reads it
+        elf = ELFFile(fh)
+        loaded = {s["sh_addr"]: s.data() for s in elf.iter_sections() if s["sh_flags"] & 2}
+        symbols = list(elf.get_section_by_name(".symtab").iter_symbols())
+    # the ELF the image came from (esptool pads flash segments to their page with a segment at address 0)
+    assert loaded == {seg.addr: bytes(seg.data) for seg in app.segments if seg.addr}
+    assert len(symbols) > 4 and all(any(a <= s["st_value"] < a + len(d) for a, d in loaded.items())
+                                    for s in symbols[1:])
+    # Espressif's tool reads the map (and the ELF beside it, named by project_description.json).
+    proc = subprocess.run([sys.executable, "-m", "esp_idf_size", "--format", "json2", "--archives",
+                           str(vdir / "xiaozhi.map")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    archives = json.loads(proc.stdout)
+    assert "esp-idf/main/libmain.a" in archives and archives["esp-idf/main/libmain.a"]["size"] > 0
+
+
+def test_matrix_size_adds_per_component_deltas(project: Project, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The app grows by code in main: `matrix size` names libmain.a with the delta Espressif's tool reports."""
+    assert project.build(tmp_path, S3, XZ_STANDIN_APP_SIZE=f"{S3}=200000") == 0
+    base, head = project.root / "s3" / "dist", tmp_path / "dist"
+    capsys.readouterr()
+    assert main(["matrix", "size", "--base", str(base), str(head), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["variants"][0]
+    proc = subprocess.run([sys.executable, "-m", "esp_idf_size", "--format", "json2", "--archives", "--show-unchanged", "--diff",
+                           str(base / S3 / "xiaozhi.map"), str(head / S3 / "xiaozhi.map")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    reference = {Path(name).name: (info["size"], info["size_diff"]) for name, info in json.loads(proc.stdout).items()}
+    ours = {name: (c["size"], c["delta"]) for name, c in row["components"].items()}
+    assert ours == reference
+    assert ours["libmain.a"][1] > 100_000 and all(d == 0 for n, (_, d) in ours.items() if n != "libmain.a")
+    assert main(["matrix", "size", "--base", str(base), str(head), "--format", "markdown"]) == 0
+    assert f"| `{S3}` | libmain.a |" in capsys.readouterr().out

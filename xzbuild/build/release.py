@@ -5,7 +5,8 @@ Layout per variant (the build-dir layout, so ``dist/<full_name>`` works as a pyt
     dist/releases/v<version>_<full_name>.zip one member, merged-binary.bin (upstream's dir, name and layout)
     dist/<full_name>/merged-binary.bin, xiaozhi.bin, bootloader/bootloader.bin,
                      partition_table/partition-table.bin, ota_data_initial.bin, [generated_assets.bin],
-                     flasher_args.json, config/sdkconfig.json,
+                     flasher_args.json, config/sdkconfig.json, xiaozhi.elf, xiaozhi.map (the app's ELF and
+                     link map, named by project_description.json),
                      webtools-factory.json, webtools-update.json, ota.json,
                      release.json                      written last: the variant's completeness marker
     dist/manifest.json                      every complete variant (sha256, sizes, offsets, versions)
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild.build.job import BuildJob
+from xzbuild.build.runner import debug_files
 from xzbuild.build.webtools import (
     CHIP_FAMILIES,
     factory_manifest,
@@ -275,6 +277,9 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
         "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
         "ota_base_url": base_url or None, "allowed_drift": list(job.drift),
+        # The app's ELF (decodes a backtrace from the field) and link map (`matrix size` per component).
+        "debug": {kind: _file_entry(stage, job.full_name, FlashFile(kind, rel, 0)) | {"offset": None}
+                  for kind, rel in zip(("elf", "map"), debug_files(stage), strict=False)},
     }
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     replace_dir(stage, final)
