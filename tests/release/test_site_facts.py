@@ -180,3 +180,19 @@ def test_every_variant_on_the_site_matches_the_firmware_sources(upstream: Path, 
     rows, entries = _site(tmp_path, None)
     judged = _check(upstream, rows, entries)
     assert judged["network"] == len(rows) >= 170 and judged["codec"] >= 150 and judged["display"] >= 110
+
+
+def test_docs_describe_the_update_path_the_tool_writes() -> None:
+    """docs/release-site.md said the release manifests ask no question before erasing (so no browser update
+    path); the update manifest the build writes does ask, and lists every part but NVS."""
+    from xzbuild.build.webtools import factory_manifest, update_manifest
+
+    section = (REPO / "docs" / "release-site.md").read_text(encoding="utf-8").split("## The update path")[1]
+    section = " ".join(section.split("\n## ")[0].split())
+    update = update_manifest("u", "1.0", "esp32s3", [("xiaozhi.bin", 0x20000)])
+    factory = factory_manifest("f", "1.0", "esp32s3", "merged-binary.bin")
+    assert f"`webtools-update.json` with `new_install_prompt_erase: {str(update['new_install_prompt_erase']).lower()}`" \
+        in section
+    assert f"`webtools-factory.json` with `new_install_prompt_erase: " \
+           f"{str(factory['new_install_prompt_erase']).lower()}`" in section
+    assert "no browser update path" not in section
