@@ -122,16 +122,22 @@ class _Previous:
             if not listed and all(r.full_name != full_name for r in self.records):
                 return
             self.records = [r for r in self.records if r.full_name != full_name]
-            if self.manifest is not None and listed:
-                variants = [v for v in self.manifest["variants"] if not (isinstance(v, dict)
-                                                                        and v.get("full_name") == full_name)]
-                self.manifest = {**self.manifest, "variants": variants, "count": len(variants)}
-                atomic_write_text(self.out / "manifest.json",
-                                  json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
-            if (self.out / "results.jsonl").exists():
-                write_records(self.out / "results.jsonl", self.records)
-            if (self.out / "junit.xml").exists():
-                atomic_write_text(self.out / "junit.xml", junit_xml(self.records))
+            try:
+                if self.manifest is not None and listed:
+                    variants = [v for v in self.manifest["variants"] if not (isinstance(v, dict)
+                                                                            and v.get("full_name") == full_name)]
+                    self.manifest = {**self.manifest, "variants": variants, "count": len(variants)}
+                    atomic_write_text(self.out / "manifest.json",
+                                      json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+                if (self.out / "results.jsonl").exists():
+                    write_records(self.out / "results.jsonl", self.records)
+                if (self.out / "junit.xml").exists():
+                    atomic_write_text(self.out / "junit.xml", junit_xml(self.records))
+            except OSError:  # e.g. a full disk: files that cannot be kept true are removed, never left wrong
+                for name in ("manifest.json", "results.jsonl", "junit.xml"):
+                    with contextlib.suppress(OSError):
+                        (self.out / name).unlink()
+                self.manifest, self.records = None, []
 
 
 def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
