@@ -13,7 +13,8 @@ by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), the
 (``partitions.py``, gen_esp32part's rules), ``ota_data_initial.bin``, ``generated_assets.bin`` when the table has
 ``assets`` (or, with ``CONFIG_FLASH_CUSTOM_ASSETS=y``, the ``CONFIG_CUSTOM_ASSETS_FILE`` bundle, as upstream's CMake
 does),
-``flasher_args.json``, ``config/sdkconfig.json`` and ``project_description.json``.
+``flasher_args.json``, ``config/sdkconfig.json``, ``project_description.json`` and the app's ``<project>.elf``
+and ``<project>.map`` (``elfmap.py``: a symbol table and a GNU ld map `esp-idf-size` reads).
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
   XZ_STANDIN_LOG=FILE            append one JSON line per invocation (argv, action, board, pid, times)
@@ -51,6 +52,7 @@ except ImportError:  # started by a bare python3 from PATH: re-run with the proj
 sys.path[:0] = [str(HERE), str(REPO)]
 
 from board_facts import hardware_facts  # noqa: E402
+from elfmap import write_elf_and_map  # noqa: E402
 from images import make_app_image, make_bootloader_image  # noqa: E402
 
 CHOICES = ("CONFIG_ESPTOOLPY_FLASHSIZE_", "CONFIG_ESPTOOLPY_FLASHMODE_", "CONFIG_ESPTOOLPY_FLASHFREQ_",
@@ -300,6 +302,7 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
         files["otadata"] = (otadata.offset, "ota_data_initial.bin")
     boot_app = table.boot_app()
     (build / f"{project_name}.bin").write_bytes(app)
+    write_elf_and_map(build, project_name, target, app)  # <project>.elf and .map, as ESP-IDF's link step leaves
     if boot_app is not None:
         files["app"] = (boot_app.offset, f"{project_name}.bin")
     assets = table.find("assets")
@@ -329,7 +332,8 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
     (build / "flasher_args.json").write_text(json.dumps(args, indent=4) + "\n")
     (build / "project_description.json").write_text(json.dumps({
         "project_name": project_name, "project_version": version, "target": target,
-        "idf_ver": f"v{idf_version()}", "app_bin": f"{project_name}.bin", "build_dir": str(build),
+        "idf_ver": f"v{idf_version()}", "app_bin": f"{project_name}.bin", "app_elf": f"{project_name}.elf",
+        "build_dir": str(build),
         "sdkconfig_file": cfg["SDKCONFIG"], "board_name": cfg.get("BOARD_NAME", ""),
     }, indent=4) + "\n")
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from xzbuild import __version__
 from xzbuild.build.identity import summarize, verify_build
@@ -29,7 +30,14 @@ from xzbuild.build.release import (
     withdraw_variant,
     write_release_manifest,
 )
-from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, read_records, write_records
+from xzbuild.build.results import (
+    BuildRecord,
+    BuildStatus,
+    junit_xml,
+    read_records,
+    summary_counts,
+    write_records,
+)
 from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import atomic_write_text
@@ -85,6 +93,53 @@ def _earlier_records(out: Path, names: set[str]) -> list[BuildRecord]:
         return []
 
 
+class _Previous:
+    """The result files of the previous run into ``out``, kept until this run's are complete.
+
+    ``retract(name)`` drops one variant from them (atomically, file by file) before its artifacts change."""
+
+    def __init__(self, out: Path, records: list[BuildRecord], manifest: dict[str, Any] | None) -> None:
+        self.out, self.records, self.manifest = out, records, manifest
+        self.lock = threading.Lock()
+
+    @classmethod
+    def load(cls, out: Path) -> _Previous:
+        try:
+            records = read_records(out / "results.jsonl")
+        except (OSError, UserError):
+            records = []
+        manifest: dict[str, Any] | None = None
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("variants"), list):
+                manifest = data
+        return cls(out, records, manifest)
+
+    def retract(self, full_name: str) -> None:
+        with self.lock:
+            listed = self.manifest is not None and any(
+                isinstance(v, dict) and v.get("full_name") == full_name for v in self.manifest["variants"])
+            if not listed and all(r.full_name != full_name for r in self.records):
+                return
+            self.records = [r for r in self.records if r.full_name != full_name]
+            try:
+                if self.manifest is not None and listed:
+                    variants = [v for v in self.manifest["variants"] if not (isinstance(v, dict)
+                                                                            and v.get("full_name") == full_name)]
+                    self.manifest = {**self.manifest, "variants": variants, "count": len(variants)}
+                    atomic_write_text(self.out / "manifest.json",
+                                      json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+                if (self.out / "results.jsonl").exists():
+                    write_records(self.out / "results.jsonl", self.records)
+                if (self.out / "junit.xml").exists():
+                    atomic_write_text(self.out / "junit.xml", junit_xml(self.records))
+            except OSError:  # e.g. a full disk: files that cannot be kept true are removed, never left wrong
+                for name in ("manifest.json", "results.jsonl", "junit.xml"):
+                    with contextlib.suppress(OSError):
+                        (self.out / name).unlink()
+                self.manifest, self.records = None, []
+
+
 def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
                   progress: BuildProgress | None) -> list[BuildRecord]:
     out = options.out
@@ -98,10 +153,10 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     if other and idf:
         raise UserError(f"{out} holds variants built with ESP-IDF {', '.join(other)}; one manifest names one "
                         f"ESP-IDF version, so build {idf} into another --out")
-    # Until this run ends, results.jsonl holds only what stays true whatever happens to this run.
-    write_records(out / "results.jsonl", earlier)
-    for stale in ("manifest.json", "junit.xml", "run.json"):  # they describe the previous run
-        (out / stale).unlink(missing_ok=True)
+    # Until this run ends, results.jsonl, junit.xml and manifest.json stay those of the previous run; a variant
+    # is taken out of them just before this run replaces or withdraws its artifacts (`retract`), so a run
+    # killed at any moment leaves them describing exactly the artifacts that are still there.
+    previous = _Previous.load(out)
     tree = TreeDigest(runner.firmware, runner.cache_root)
     keys = {job.full_name: cache_key(job, tree, options.repo_root, runner.mode) for job in jobs}
     progress = progress or BuildProgress(len(jobs), options.jobs, live=options.live)
@@ -115,6 +170,7 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         record.shard = options.shard
         record.drift = list(drift.get(record.full_name, ()))
         if record.status is BuildStatus.FAILED:
+            previous.retract(record.full_name)
             withdraw_variant(out, record.full_name)  # an older build must not pass for this run's result
         with lock:
             records[record.full_name] = record
@@ -129,7 +185,8 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
         progress.state(job.full_name, "packaging")
         key = keys[job.full_name]
         try:
-            rel = release_variant(job, obj, out, key, options.base_url, relative_urls=options.relative_urls)
+            rel = release_variant(job, obj, out, key, options.base_url, relative_urls=options.relative_urls,
+                                  before_replace=lambda: previous.retract(job.full_name))
         except UserError as exc:
             finish(_record(job, BuildStatus.FAILED, reason=exc.message, error=str(exc), key=key, seconds=seconds,
                            log=log))
@@ -213,8 +270,9 @@ def _build_locked(jobs: list[BuildJob], runner: Runner, options: BuildOptions,
     except OSError as exc:  # keep .results.partial.jsonl (written as variants finished) and try the manifest
         failed_writes.append(exc)
     busy = sum(r.seconds for r in records.values() if r.status is not BuildStatus.CACHED)
-    run_stats = {"jobs": options.jobs, "variants": len(jobs), "built": len(todo), "pool_wall_s": round(pool_wall, 3),
-                 "build_s_sum": round(busy, 3),
+    # The counts are those of this run's records (a variant that failed was started but not built).
+    run_stats = {"jobs": options.jobs, "variants": len(run_records), **summary_counts(run_records),
+                 "pool_wall_s": round(pool_wall, 3), "build_s_sum": round(busy, 3),
                  "pool_efficiency": round(busy / (options.jobs * pool_wall), 3) if pool_wall > 0 and todo else None}
     version = jobs[0].version if jobs else ""
     for write in (lambda: write_release_manifest(out, version, idf, f"xzbuild {__version__}"),

@@ -99,10 +99,11 @@ class BuildProgress:
 
 def summary_table(records: list[BuildRecord], stream: IO[str] | None = None) -> None:
     """The end-of-run table (failed variants first, quoting the first compiler error) and a count line."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream or sys.stderr, width=140)
+    from xzbuild.core.console import table_console
+
+    console = table_console(stream or sys.stderr, terminal_width=140)
     interesting = [r for r in records if r.status in (BuildStatus.FAILED, BuildStatus.SKIPPED)]
     built = [r for r in records if r.status is BuildStatus.BUILT]
     if built or interesting:

@@ -5,7 +5,8 @@ Layout per variant (the build-dir layout, so ``dist/<full_name>`` works as a pyt
     dist/releases/v<version>_<full_name>.zip one member, merged-binary.bin (upstream's dir, name and layout)
     dist/<full_name>/merged-binary.bin, xiaozhi.bin, bootloader/bootloader.bin,
                      partition_table/partition-table.bin, ota_data_initial.bin, [generated_assets.bin],
-                     flasher_args.json, config/sdkconfig.json,
+                     flasher_args.json, config/sdkconfig.json, xiaozhi.elf, xiaozhi.map (the app's ELF and
+                     link map, named by project_description.json),
                      webtools-factory.json, webtools-update.json, ota.json,
                      release.json                      written last: the variant's completeness marker
     dist/manifest.json                      every complete variant (sha256, sizes, offsets, versions)
@@ -22,11 +23,13 @@ import shutil
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xzbuild.build.job import BuildJob
+from xzbuild.build.runner import debug_files
 from xzbuild.build.webtools import (
     CHIP_FAMILIES,
     factory_manifest,
@@ -37,6 +40,7 @@ from xzbuild.build.webtools import (
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import atomic_open, atomic_write_text, link_or_copy, replace_dir
 from xzbuild.core.images import verify_image
+from xzbuild.partitions.table import PartitionTable, parse_flash_size
 
 RELEASE_RECORD = "release.json"
 RELEASES_DIR = "releases"  # where upstream's build.py --zip puts the archives
@@ -118,7 +122,9 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
     except UserError as exc:  # keep the numbers, drop the binary's pseudo-location
         raise UserError(exc.message) from None
     assert info.app_desc is not None and boot_info.bootloader_desc is not None
+    check_images_fit(job.full_name, src, table, files)
     merged = merge_image(src, chip, settings, files)
+    check_merged_fits(job.full_name, len(merged), settings)
     if (src / "merged-binary.bin").is_file():
         built = (src / "merged-binary.bin").read_bytes()
         if built != merged:
@@ -137,6 +143,44 @@ def check_release_inputs(job: BuildJob, src: Path) -> dict[str, Any]:
         "nvs_offsets": [n.offset for n in [table.find(type="data", subtype="nvs")] if n is not None],
         "merged": merged,
     }
+
+
+PARTITION_TABLE_SIZE = 0x1000  # the sector the table (with its MD5 entry) occupies
+
+
+def check_images_fit(full_name: str, src: Path, table: PartitionTable, files: list[FlashFile]) -> None:
+    """Every image ``flasher_args.json`` writes fits the space it goes in: the bootloader ends before the
+    partition table, the table within its sector, every other image inside the partition at its offset.
+
+    Raises ``UserError`` naming the variant, the image and both sizes.
+    """
+    for f in files:
+        size = (src / f.path).stat().st_size
+        if f.role == "bootloader":
+            room, where = table.table_offset - f.offset, f"the space before the partition table at {table.table_offset:#x}"
+        elif f.role == "partition-table":
+            room, where = PARTITION_TABLE_SIZE, "the partition table sector"
+        else:
+            part = next((p for p in table if p.offset == f.offset), None)
+            if part is None:
+                raise UserError(f"{full_name}: {f.path} ({size} B) is flashed at {f.offset:#x}, where no partition "
+                                "starts; flasher_args.json and the partition table disagree — rebuild with --force")
+            room, where = part.size, f"partition {part.name!r} ({part.offset:#x}..{part.end:#x})"
+        if size > room:
+            raise UserError(f"{full_name}: {f.path} is {size:#x} bytes ({size} B) but {where} holds {room:#x} "
+                            f"({room} B): {size - room} B too large; shrink the image or enlarge the partition")
+
+
+def check_merged_fits(full_name: str, merged_size: int, settings: dict[str, str]) -> None:
+    """The merged image (every part at its offset) is no larger than the flash the variant is built for."""
+    text = settings.get("flash_size", "keep")
+    if text in ("keep", "detect"):
+        return
+    flash = parse_flash_size(text)
+    if merged_size > flash:
+        raise UserError(f"{full_name}: merged-binary.bin is {merged_size:#x} bytes ({merged_size} B) but the flash "
+                        f"is {text} ({flash} B): {merged_size - flash} B too large; move or shrink the images past "
+                        "the end of the flash")
 
 
 _MERGE_LOCK = threading.Lock()
@@ -172,12 +216,13 @@ def write_zip(path: Path, merged: Path) -> None:
 
 
 def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str = "", *,
-                    relative_urls: bool = False) -> dict[str, Any]:
+                    relative_urls: bool = False, before_replace: Callable[[], None] | None = None) -> dict[str, Any]:
     """Materialise ``dist/<full_name>`` and the zip from a cache object; returns the release record.
 
     ``ota.json`` holds ``<base_url>/<full_name>/<app>``; without a base URL only when ``relative_urls`` says
     the publisher resolves them (a device cannot fetch a relative URL). A variant whose ``release.json``
-    already carries ``key`` is left alone (no copy on a no-op rebuild).
+    already carries ``key`` is left alone (no copy on a no-op rebuild); otherwise ``before_replace`` is called
+    once the new copy is staged, before the zip and the directory of the old one change.
     """
     if not base_url and not relative_urls:
         raise UserError("ota.json needs an absolute firmware URL: pass --base-url https://HOST/PATH (where this "
@@ -218,6 +263,8 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
     (stage / "ota.json").write_text(json.dumps({"firmware": {"version": facts["app_version"], "url": app_url}},
                                                indent=2) + "\n")
     zpath = out / RELEASES_DIR / zip_name(job.version, job.full_name)
+    if before_replace is not None:
+        before_replace()
     write_zip(zpath, stage / "merged-binary.bin")
     record: dict[str, Any] = {
         "full_name": job.full_name, "name": job.name, "board": job.board, "target": job.target,
@@ -230,6 +277,9 @@ def release_variant(job: BuildJob, src: Path, out: Path, key: str, base_url: str
         + [_file_entry(stage, job.full_name, FlashFile("merged", "merged-binary.bin", 0))],
         "webtools": manifests, "webtools_note": note, "ota": f"{job.full_name}/ota.json",
         "ota_base_url": base_url or None, "allowed_drift": list(job.drift),
+        # The app's ELF (decodes a backtrace from the field) and link map (`matrix size` per component).
+        "debug": {kind: _file_entry(stage, job.full_name, FlashFile(kind, rel, 0)) | {"offset": None}
+                  for kind, rel in zip(("elf", "map"), debug_files(stage), strict=False)},
     }
     (stage / RELEASE_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     replace_dir(stage, final)

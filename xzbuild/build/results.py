@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -141,6 +142,32 @@ def merge_records(groups: Iterable[Iterable[BuildRecord]]) -> list[BuildRecord]:
     return [merged[k] for k in sorted(merged)]
 
 
+# ANSI escape sequences a compiler prints in colour (CSI ... final byte; OSC ... BEL/ST; two-byte ESC x).
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# Characters XML 1.0 does not allow anywhere (production [2] Char), lone surrogates included.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with colour codes removed and every character XML cannot carry shown as ``\\xNN``/``\\uNNNN``,
+    so whatever bytes a build printed, the JUnit file stays well-formed."""
+    def show(m: re.Match[str]) -> str:
+        code = ord(m.group())
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, kept by the surrogateescape error handler
+            return f"\\x{code - 0xDC00:02x}"
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _NOT_XML.sub(show, _ANSI.sub("", text))
+
+
+def _text(value: str) -> str:
+    return escape(xml_safe(value))
+
+
+def _attr(value: str) -> str:
+    return quoteattr(xml_safe(value))
+
+
 def junit_xml(records: list[BuildRecord], suite: str = "xzbuild.matrix.build") -> str:
     """JUnit XML: one testcase per variant; failed → <failure>, skipped/disabled → <skipped>.
 
@@ -151,20 +178,20 @@ def junit_xml(records: list[BuildRecord], suite: str = "xzbuild.matrix.build") -
     skipped = sum(r.status in (BuildStatus.SKIPPED, BuildStatus.DISABLED) for r in records)
     total = sum(r.seconds for r in records)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f"<testsuites><testsuite name={quoteattr(suite)} tests=\"{len(records)}\" failures=\"{failures}\" "
+             f"<testsuites><testsuite name={_attr(suite)} tests=\"{len(records)}\" failures=\"{failures}\" "
              f"errors=\"0\" skipped=\"{skipped}\" time=\"{total:.3f}\">"]
     for r in sorted(records, key=lambda r: r.full_name):
-        head = (f"<testcase classname={quoteattr(f'{r.target}.{r.board}')} name={quoteattr(r.full_name)} "
+        head = (f"<testcase classname={_attr(f'{r.target}.{r.board}')} name={_attr(r.full_name)} "
                 f"time=\"{r.seconds:.3f}\"")
         if r.status is BuildStatus.FAILED:
-            body = escape(r.error or r.reason or "")
-            lines.append(f"{head}><failure message={quoteattr(r.reason or 'failed')}>{body}</failure>"
-                         f"<system-out>{escape(r.log or '')}</system-out></testcase>")
+            body = _text(r.error or r.reason or "")
+            lines.append(f"{head}><failure message={_attr(r.reason or 'failed')}>{body}</failure>"
+                         f"<system-out>{_text(r.log or '')}</system-out></testcase>")
         elif r.status in (BuildStatus.SKIPPED, BuildStatus.DISABLED):
-            lines.append(f"{head}><skipped message={quoteattr(r.reason or str(r.status))}/></testcase>")
+            lines.append(f"{head}><skipped message={_attr(r.reason or str(r.status))}/></testcase>")
         else:
             out = f"status: {r.status}" + (f"\nlog: {r.log}" if r.log else "")
-            lines.append(f"{head}><system-out>{escape(out)}</system-out></testcase>")
+            lines.append(f"{head}><system-out>{_text(out)}</system-out></testcase>")
     lines.append("</testsuite></testsuites>")
     return "\n".join(lines) + "\n"
 

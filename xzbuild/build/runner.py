@@ -208,6 +208,19 @@ def configured_problems(sdkconfig: Path, checks: tuple[tuple[str, str], ...]) ->
     return [f"{option}: Kconfig rejected {', '.join(lines)}" for option, lines in bad.items()]
 
 
+def debug_files(build: Path) -> list[str]:
+    """The app's ELF and its linker map, as ``project_description.json`` names them (``app_elf``; the map is
+    ``<stem>.map`` beside it, ESP-IDF's ``-Wl,--Map``); both are required once the description names an ELF."""
+    try:
+        desc = json.loads((build / "project_description.json").read_text())
+    except (OSError, ValueError):
+        return []
+    elf = desc.get("app_elf") if isinstance(desc, dict) else None
+    if not isinstance(elf, str) or not elf or Path(elf).is_absolute() or ".." in Path(elf).parts:
+        return []
+    return [elf, Path(elf).with_suffix(".map").as_posix()]
+
+
 def collect_outputs(build: Path) -> dict[str, str]:
     """Relative paths of the files a release needs, read from the build's flasher_args.json."""
     try:
@@ -218,6 +231,8 @@ def collect_outputs(build: Path) -> dict[str, str]:
     for extra in ("flasher_args.json", "merged-binary.bin", "config/sdkconfig.json", "project_description.json"):
         if (build / extra).is_file():
             files[extra] = extra
+    for debug in debug_files(build):  # the ELF decodes a backtrace from the field; the map feeds esp-idf-size
+        files[debug] = debug
     missing = [p for p in files if not (build / p).is_file()]
     if missing:
         raise UserError(f"{build}: build outputs missing: {', '.join(sorted(missing))}")

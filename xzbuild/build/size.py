@@ -1,7 +1,8 @@
 """`matrix size`: app sizes of one build against a base (a PR's base branch or the previous release).
 
 Each side is a `matrix build --out` directory or its ``manifest.json``. Per variant: the app image size, the
-base's, the delta (bytes and percent), the app slot and its free space, and the bytes per memory region
+base's, the delta (bytes and percent), the app slot and its free space, the bytes per component archive when
+both sides kept the app's linker map (through the `esp-idf-size` library), and the bytes per memory region
 read from the image's segments with esptool's image reader (flash code, flash data, IRAM, DRAM; ``diram``
 on chips that map data and instruction RAM at the same addresses, where the address cannot tell them
 apart). Segments hold initialised data only: ``.bss`` is not in an image, so DRAM here is a lower bound.
@@ -31,6 +32,7 @@ class AppSize:
     size: int
     slot: int | None
     regions: dict[str, int] = field(default_factory=dict)
+    link_map: Path | None = None  # the app's linker map in the release (with its ELF beside it)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class SizeRow:
 
     head: AppSize
     base: AppSize | None
+    components: dict[str, tuple[int, int]] = field(default_factory=dict)  # archive → (size, base size)
 
     @property
     def delta(self) -> int | None:
@@ -69,6 +72,8 @@ class SizeRow:
             "regions": {r: {"size": v, "base": base_regions.get(r),
                             "delta": None if r not in base_regions else v - base_regions[r]}
                         for r, v in sorted(self.head.regions.items())},
+            "components": {name: {"size": size, "base": base, "delta": size - base}
+                           for name, (size, base) in sorted(self.components.items())},
         }
 
 
@@ -136,14 +141,47 @@ def load_sizes(side: Path) -> dict[str, AppSize]:
             except Exception as exc:  # esptool raises its own error types for unreadable images
                 raise UserError(f"{name}: cannot read the app image's segments ({exc})",
                                 Location(str(image))) from None
+        debug = record.get("debug") if isinstance(record.get("debug"), dict) else None
+        if debug is None:  # a `matrix merge` manifest: the variant's own release record has it
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                debug = json.loads((root / name / "release.json").read_text(encoding="utf-8")).get("debug")
+        map_entry = (debug or {}).get("map")
+        link_map = root / str(map_entry["path"]) if isinstance(map_entry, dict) and map_entry.get("path") else None
         out[name] = AppSize(name, str(record.get("target", "")), int(record["app_size"]),
-                            record.get("app_partition_size") or None, regions)
+                            record.get("app_partition_size") or None, regions,
+                            link_map if link_map is not None and link_map.is_file() else None)
+    return out
+
+
+def component_sizes(head_map: Path, base_map: Path) -> dict[str, tuple[int, int]]:
+    """Bytes per component archive (``libmain.a``) in the head and the base image, through the `esp-idf-size`
+    library (its memory map of each linker map, with the ELF beside it when there, and its diff of the two)."""
+    from esp_idf_size import memorymap
+
+    try:
+        maps = [memorymap.get(str(m), load_symbols=False) for m in (head_map, base_map)]
+    except Exception as exc:  # esp-idf-size raises its own error types for maps it cannot parse
+        raise UserError(f"esp-idf-size cannot read the linker map ({exc})", Location(str(head_map))) from None
+    for m in maps:
+        memorymap.remove_unused(m)
+    changed = memorymap.diff(maps[0], maps[1])
+    archives = memorymap.get_archives_summary(changed, {"diff": True, "show_unchanged": True})
+    out: dict[str, tuple[int, int]] = {}
+    for info in archives.values():
+        size, delta = int(info["size"]), int(info["size_diff"])
+        old = out.get(info["abbrev_name"], (0, 0))
+        out[info["abbrev_name"]] = (old[0] + size, old[1] + size - delta)
     return out
 
 
 def compare(head: dict[str, AppSize], base: dict[str, AppSize]) -> list[SizeRow]:
-    """Rows for every variant of ``head``, grown ones first (largest percent first), then by name."""
-    rows = [SizeRow(app, base.get(name)) for name, app in head.items()]
+    """Rows for every variant of ``head``, grown ones first (largest percent first), then by name; per-component
+    sizes where both sides kept their linker maps."""
+    rows = []
+    for name, app in head.items():
+        old = base.get(name)
+        parts = component_sizes(app.link_map, old.link_map) if old and app.link_map and old.link_map else {}
+        rows.append(SizeRow(app, old, parts))
     return sorted(rows, key=lambda r: (-(r.delta_pct or 0.0), -(r.delta or 0), r.head.full_name))
 
 
@@ -176,6 +214,13 @@ def markdown(rows: list[SizeRow], removed: list[str]) -> str:
                      f"{_bytes(reg.get('iram'))} | {_bytes(dram)} |")
     if removed:
         lines += ["", "Removed: " + ", ".join(f"`{n}`" for n in removed)]
+    changed = [(r.head.full_name, name, size, size - base) for r in rows
+               for name, (size, base) in sorted(r.components.items()) if size != base]
+    if changed:
+        lines += ["", "<details><summary>Per component (esp-idf-size)</summary>", "",
+                  "| variant | component | size | delta |", "|---|---|--:|--:|"]
+        lines += [f"| `{v}` | {c} | {_bytes(s)} | {_bytes(d, True)} |" for v, c, s, d in changed]
+        lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
 
@@ -185,6 +230,8 @@ def text_table(rows: list[SizeRow]) -> str:
     for r in rows:
         lines.append(f"{r.head.full_name:48} {r.head.size:>10,} {_bytes(r.delta, True):>10} "
                      f"{_pct(r.delta_pct, True):>8} {_pct(r.free_pct):>6}")
+        lines += [f"  {name:46} {size:>10,} {_bytes(size - base, True):>10}"
+                  for name, (size, base) in sorted(r.components.items()) if size != base]
     return "\n".join(lines) + "\n"
 
 

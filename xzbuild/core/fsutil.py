@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (``/proc/self/status``); else set-and-restore under a lock."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -15,12 +31,19 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
     """Open a temp file next to ``path``; on clean exit fsync and rename it over ``path``.
 
     On an exception the temp file is removed and ``path`` is left untouched, so readers never see a
-    half-written file.
+    half-written file. The result has the mode ``cp`` would give it: an existing file's own mode, else
+    ``0666`` under the umask (``mkstemp`` alone would leave ``0600``, which a web server running as another
+    user cannot read).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        try:
+            perms = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            perms = 0o666 & ~current_umask()
+        os.fchmod(fd, perms)
         encoding = None if "b" in mode else "utf-8"
         newline = None if "b" in mode else ""
         with os.fdopen(fd, mode, encoding=encoding, newline=newline) as fh:

@@ -141,6 +141,12 @@ def variants_to_yaml(builds: list[dict[str, Any]], target: str) -> list[dict[str
     return out
 
 
-def facts_to_yaml(facts: SourceFacts) -> dict[str, bool]:
-    """Source facts as a YAML mapping."""
-    return {"lcd_display": facts.lcd_display, "wifi_board": facts.wifi_board, "camera": facts.camera}
+def facts_to_yaml(facts: SourceFacts) -> dict[str, bool | str]:
+    """Source facts as a YAML mapping (``network`` only when the sources name a known network base class)."""
+    out: dict[str, bool | str] = {"lcd_display": facts.lcd_display, "wifi_board": facts.wifi_board,
+                                  "camera": facts.camera}
+    if facts.network:
+        out["network"] = facts.network
+    if facts.codec:
+        out["codec"] = facts.codec
+    return out

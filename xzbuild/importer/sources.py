@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from xzbuild.model.types import SourceFacts
+from xzbuild.model.types import CODEC_CLASSES, NETWORK_CLASSES, SourceFacts
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
@@ -19,13 +19,57 @@ def board_source_text(board_dir: Path) -> str:
 
 
 def source_facts(board_dir: Path) -> SourceFacts:
-    """LcdDisplay use (display_style offered), WifiBoard (wifi_provisioning), common camera (mirror options)."""
+    """LcdDisplay use (display_style offered), WifiBoard (wifi_provisioning), common camera (mirror options),
+    and the network the board class is built on."""
     text = board_source_text(board_dir)
     return SourceFacts(
         lcd_display=bool(re.search(r"\b[A-Za-z0-9_]*LcdDisplay\b", text)),
         wifi_board="wifi_board.h" in text or bool(re.search(r"\bWifiBoard\b", text)),
         camera="new Esp32Camera" in text or "new EspVideo" in text,
+        network=board_network(text),
+        codec=board_codec(text),
     )
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def board_network(text: str) -> str:
+    """The network base class of the class ``DECLARE_BOARD`` names, followed through the board's own bases
+    (``WaveshareEsp32p4nano : WaveshareEsp32p4nanoBase : WifiBoard``); commented-out code does not count."""
+    code = _COMMENTS.sub("", text)
+    bases = dict(re.findall(r"\bclass\s+(\w+)\s*(?:final\s*)?:\s*(?:public|protected|private)?\s*(\w+)", code))
+    # `using Base = WifiBoard;` under #if/#else: the last one is the #else branch, the Kconfig default
+    # (waveshare/esp32-p4-nano: EthernetBoard only with CONFIG_XIAOZHI_NETWORK_ETHERNET).
+    bases.update(re.findall(r"\busing\s+(\w+)\s*=\s*(\w+)\s*;", code))
+    for name in re.findall(r"\bDECLARE_BOARD\s*\(\s*(\w+)\s*\)", code):
+        seen: set[str] = set()
+        while name not in NETWORK_CLASSES and name in bases and name not in seen:
+            seen.add(name)
+            name = bases[name]
+        if name in NETWORK_CLASSES:
+            return NETWORK_CLASSES[name]
+    return ""
+
+
+def board_codec(text: str) -> str:
+    """The chips of the codec classes the sources construct (``static Es8311AudioCodec audio_codec(...)``,
+    ``new BoxAudioCodec(...)``), a board's own subclass followed to upstream's class; alternatives (``#ifdef``
+    versions, a runtime choice) joined by " or ". "" when a constructed codec class is not one of upstream's."""
+    code = _COMMENTS.sub("", text)
+    bases = dict(re.findall(r"\bclass\s+(\w+)\s*(?:final\s*)?:\s*(?:public|protected|private)?\s*(\w+)", code))
+    built = re.findall(r"\bnew\s+(\w+)\s*[({]|\bstatic\s+(\w+)\s+\w+\s*[({]|make_unique<\s*(\w+)\s*>", code)
+    chips: set[str] = set()
+    for name in {next(n for n in group if n) for group in built}:
+        seen: set[str] = set()
+        while name not in CODEC_CLASSES and name in bases and name not in seen and name.endswith("Codec"):
+            seen.add(name)
+            name = bases[name]
+        if name in CODEC_CLASSES:
+            chips.add(CODEC_CLASSES[name])
+        elif name.endswith("AudioCodec") or name.endswith("Codec"):
+            return ""  # a codec of the board's own: the model's codec part tells
+    return " or ".join(sorted(chips))
 
 
 def guess_target(board_dir: Path) -> str | None:

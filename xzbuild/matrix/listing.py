@@ -72,11 +72,12 @@ def summarize(entries: list[MatrixEntry]) -> list[tuple[str, int, int, int]]:
 def listing_table(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
                   shard: str | None, cost_history: Path | None) -> None:
     """Print variants grouped by target, then per-target totals (every number is counted here)."""
-    from rich.console import Console
     from rich.table import Table
 
+    from xzbuild.core.console import table_console
+
     entries = load_entries(boards_dir, idf, board, target, shard, cost_history)
-    console = Console()
+    console = table_console()
     version = normalize_idf(idf)
     rows = summarize(entries)
     for tgt, *_ in rows:

@@ -10,6 +10,7 @@ from xzbuild.core.check import Checker, describe
 from xzbuild.core.yamlmarks import MarkedDoc, join
 from xzbuild.model.naming import IDENT_RE, TARGETS
 from xzbuild.model.types import (
+    NETWORK_CLASSES,
     P4_REV_LESS_V3_LINES,
     Board,
     KconfigEntry,
@@ -29,7 +30,8 @@ KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_co
                 "cmake_hooks", "camera_mirror_dynamic", "camera_enable_symbol"]
 VARIANT_KEYS = ["name", "legacy_names", "idf_version", "build_options", "sdkconfig", "sdkconfig_unprefixed", "p4x"]
 P4X_KEYS = ["name", "legacy_names", "idf_version"]
-FACT_KEYS = ["lcd_display", "wifi_board", "camera"]
+CODEC_TEXT = re.compile(r"[A-Z0-9]{2,10}(?: \+ [A-Z0-9]{2,10})*(?: or [A-Z0-9]{2,10}(?: \+ [A-Z0-9]{2,10})*)*")
+FACT_KEYS = ["lcd_display", "wifi_board", "camera", "network", "codec"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
 HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end", "config_h",
                  "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf")
@@ -56,9 +58,19 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
     board.sources = ck.typed(data.get("sources", "custom"), "sources", str) or "custom"
     if "source_facts" in data:
         facts = ck.mapping(data["source_facts"], "source_facts", FACT_KEYS)
-        board.source_facts = SourceFacts(
-            **{k: bool(ck.typed(v, join("source_facts", k), bool)) for k, v in facts.items()}
-        )
+        flags = {k: bool(ck.typed(v, join("source_facts", k), bool)) for k, v in facts.items()
+                 if k not in ("network", "codec")}
+        codec = ck.typed(facts.get("codec", ""), join("source_facts", "codec"), str) or ""
+        if codec and not CODEC_TEXT.fullmatch(codec):
+            ck.error(join("source_facts", "codec"), f"invalid codec {describe(codec)}; write chip names joined by "
+                     "' + ', alternatives by ' or ' (e.g. \"ES8311 + ES7210\")")
+            codec = ""
+        network = ck.typed(facts.get("network", ""), join("source_facts", "network"), str) or ""
+        if network and network not in NETWORK_CLASSES.values():
+            ck.error(join("source_facts", "network"), f"unknown network {describe(network)}; use one of "
+                     f"{', '.join(NETWORK_CLASSES.values())} (the board class's base in the firmware sources)")
+            network = ""
+        board.source_facts = SourceFacts(**flags, network=network, codec=codec)
     for i, raw in enumerate(_list(ck, data.get("kconfig", []), "kconfig")):
         entry = _kconfig_entry(ck, raw, join("kconfig", i))
         if entry:

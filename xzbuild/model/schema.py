@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from xzbuild.model.naming import TARGETS
+from xzbuild.model.types import NETWORK_CLASSES
+
+CODEC_PATTERN = r"^[A-Z0-9]{2,10}( \+ [A-Z0-9]{2,10})*( or [A-Z0-9]{2,10}( \+ [A-Z0-9]{2,10})*)*$"
 
 _IDENT = {"type": "string", "pattern": "^[a-z0-9.-]+$"}
 _IDF = {"type": ["string", "null"], "pattern": r"^\s*(<=|>=|<|>|==)\s*v?\d+\.\d+(\.\d+)?\s*$",
@@ -95,7 +98,9 @@ def board_schema() -> dict[str, Any]:
             "config_json": {"type": "boolean", "description": "false for dirs upstream keeps without config.json"},
             "sources": {"type": "string"},
             "source_facts": {"type": "object", "additionalProperties": False,
-                             "properties": {k: {"type": "boolean"} for k in ("lcd_display", "wifi_board", "camera")}},
+                             "properties": {**{k: {"type": "boolean"} for k in ("lcd_display", "wifi_board", "camera")},
+                                            "network": {"enum": list(NETWORK_CLASSES.values())},
+                                            "codec": {"type": "string", "pattern": CODEC_PATTERN}}},
             "kconfig": {"type": "array", "items": kconfig},
             "variants": {"type": "array", "items": variant},
             "hardware": {"$ref": "#/$defs/hardware"},

@@ -59,6 +59,18 @@ class SourceFacts:
     lcd_display: bool = False
     wifi_board: bool = False
     camera: bool = False
+    network: str = ""  # the board class's network base (NETWORK_CLASSES), "" when not recorded
+    codec: str = ""  # the codec chips the constructed AudioCodec class drives ("ES8311 + ES7210"; " or " between
+    #                  alternatives the sources choose at build or run time), "" when not recorded
+
+
+# Network base classes of upstream's board classes (main/boards/common/*_board.h) → the source fact's value.
+NETWORK_CLASSES = {"WifiBoard": "wifi", "Ml307Board": "ml307", "Nt26Board": "nt26", "DualNetworkBoard": "dual",
+                   "RndisBoard": "rndis", "EthernetBoard": "ethernet"}
+# Upstream's codec classes (main/audio/codecs/*.h) → the chips they drive; NoAudioCodec* is plain I2S.
+CODEC_CLASSES = {"Es8311AudioCodec": "ES8311", "Es8374AudioCodec": "ES8374", "Es8388AudioCodec": "ES8388",
+                 "Es8389AudioCodec": "ES8389", "BoxAudioCodec": "ES8311 + ES7210", "NoAudioCodec": "I2S",
+                 "NoAudioCodecSimplex": "I2S", "NoAudioCodecDuplex": "I2S", "NoAudioCodecSimplexPdm": "I2S"}
 
 
 @dataclass

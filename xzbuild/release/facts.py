@@ -1,6 +1,7 @@
 """What a person choosing firmware wants to know about a variant, from the board model and the build.
 
-The board model (``boards/``) gives manufacturer, display, codec and network; the build's own outputs (the
+The board model (``boards/``) gives manufacturer, display, codec and network (codec and network from the facts
+the importer read in the board's C++ sources: the codec class it constructs, the network class it derives from); the build's own outputs (the
 release record, ``config/sdkconfig.json``) win where both know a fact (flash size, chip revision), because
 they describe the bytes being offered. Every derivation is a small table, not a chain of conditions.
 """
@@ -80,7 +81,10 @@ def display_text(hardware: dict[str, dict[str, Any]], sdk: dict[str, Any]) -> st
         cfg = hardware.get(part)
         if cfg is None:
             continue
-        width, height = cfg.get("width"), cfg.get("height")
+        # The panel's size may sit in the generic display part (DISPLAY_WIDTH/HEIGHT of config.h) while the
+        # kind's own part holds the bus pins (a MIPI or parallel panel).
+        sized = cfg if isinstance(cfg.get("width"), int) else (hardware.get("display") or {})
+        width, height = sized.get("width"), sized.get("height")
         size = f"{width}×{height} " if isinstance(width, int) and isinstance(height, int) else \
             (f"{width} px wide " if isinstance(width, int) else "")
         return f"{size}{kind}".strip()
@@ -88,22 +92,28 @@ def display_text(hardware: dict[str, dict[str, Any]], sdk: dict[str, Any]) -> st
 
 
 def codec_text(hardware: dict[str, dict[str, Any]]) -> str:
-    """Codec chips (``ES8311 + ES7210``) from the codec part's address fields."""
+    """Codec chips (``ES8311 + ES7210``) from the codec part's address fields: for board files without the
+    ``codec`` source fact (the codec class the firmware constructs, which wins: a config.h may define the address
+    of a chip the board never drives, or none for the one it does)."""
     codec = hardware.get("codec") or {}
     chips = [m.group(1).upper() for key in codec if (m := _CODEC_FIELD.match(key))]
     return " + ".join(chips) if chips else ("I2S" if "audio" in hardware else "")
 
 
+# The board class's network base (source fact ``network``) → what the catalog shows.
+NETWORK_TEXT = {"wifi": "Wi-Fi", "ml307": "4G (ML307)", "nt26": "4G (NT26)", "dual": "4G (ML307) + Wi-Fi",
+                "rndis": "USB network (RNDIS)", "ethernet": "Ethernet"}
+
+
 def network_text(variant: Variant) -> str:
-    """Wi-Fi, or the 4G module the board carries (the network part holds its UART pins)."""
+    """The network the board class is built on (``CompactWifiBoard : WifiBoard`` → Wi-Fi, whatever modem pins its
+    config.h also defines); for a board file without that fact, the 4G module its network part wires."""
+    known = NETWORK_TEXT.get(variant.board.source_facts.network)
+    if known:
+        return known
     network = variant.board.hardware.get("network") or {}
     modules = sorted({MODEMS[m.group(1)] for key in network if (m := _MODEM_PIN.match(key))})
-    if not modules:
-        return "Wi-Fi"
-    # The board class (WifiBoard, Ml307Board, DualNetworkBoard) lives in the firmware's C++ sources, which the
-    # model does not import; a Wi-Fi board that also wires a modem is shown with both.
-    return f"4G ({', '.join(modules)}) + Wi-Fi" if variant.board.source_facts.wifi_board else \
-        f"4G ({', '.join(modules)})"
+    return f"4G ({', '.join(modules)})" if modules else "Wi-Fi"
 
 
 def language_text(sdk: dict[str, Any]) -> str:
@@ -182,5 +192,5 @@ def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFa
         name=label, manufacturer=manufacturer or "—", chip=long_label if chip_variant else chip,
         chip_short=short_label if chip_variant else chip, chip_variant=chip_variant, chip_revision=rev_text,
         flash=flash or "—", psram=psram or "—", display=display_text(hardware, sdk) or ("none" if model else "—"),
-        codec=codec_text(hardware) or "—", network=network_text(model) if model else "—",
+        codec=(model.board.source_facts.codec if model else "") or codec_text(hardware) or "—", network=network_text(model) if model else "—",
         language=language_text(sdk), wake_word=wake_word_text(sdk, target) or "—")
