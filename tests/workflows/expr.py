@@ -305,8 +305,14 @@ def evaluate_value(text: str, ev: Evaluator) -> Any:
     return interpolate(text, ev)
 
 
+STATUS_CALL = re.compile(r"\b(success|failure|always|cancelled)\s*\(", re.I)
+
+
 def condition(text: str, ev: Evaluator) -> bool:
-    """An ``if:`` value: bare or wrapped in ``${{ }}``."""
+    """An ``if:`` value, bare or wrapped in ``${{ }}``; without a status function GitHub prepends ``success() &&``."""
     text = text.strip()
     m = EMBED.fullmatch(text)
-    return truthy(ev.evaluate(m.group(1) if m else text))
+    expr = m.group(1) if m else text
+    if not STATUS_CALL.search(expr):
+        expr = f"success() && ({expr})"
+    return truthy(ev.evaluate(expr))
