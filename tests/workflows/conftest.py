@@ -74,7 +74,7 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     def pin_chain() -> None:
         # the bundle's last commit (the pin) and its parent: the update touches bread-compact-nt26 only
         runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request",
-                                      "--firmware-from", "05faf886")
+                                      "--firmware-from", "05faf88")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         for fut in [pool.submit(release_chain), pool.submit(pin_chain)]:

@@ -297,10 +297,11 @@ class WorkflowRun:
             print(f"== job {name}: skipped", file=self.opts.log)
             return
         legs = self.matrix_legs(name, job, ev)
+        keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
         overall = JobResult()
         statuses = []
         for matrix in legs:
-            res = self.run_leg(name, job, wf_env, needs, matrix)
+            res = self.run_leg(name, job, wf_env, needs, None if matrix is None else {**dict.fromkeys(keys), **matrix})
             statuses.append(res.status)
             overall.outputs.update({k: v for k, v in res.outputs.items() if v != ""})
         overall.status = "success" if all(s == "success" for s in statuses) else "failure"

@@ -90,7 +90,7 @@ def test_fork_pr_size_table_is_posted_by_the_workflow_run_job(workflow_runs: dic
 def test_firmware_pin_pr_selects_on_the_firmwares_diff(workflow_runs: dict[str, Run]) -> None:
     run = workflow_runs["pr_pin"]
     _ok(run)
-    # 05faf886..pin changes main/boards/bread-compact-nt26/ only (and scripts/tests): its variants, one per class
+    # 05faf88..pin changes main/boards/bread-compact-nt26/ only (and scripts/tests): its variants, one per class
     nt26 = {v["full_name"] for v in _listing() if v["board"] == "bread-compact-nt26"}
     assert run.summary["built"] and set(run.summary["built"]) <= nt26
     assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
