@@ -50,33 +50,43 @@ def run_workflow(workdir: Path, workflow: str, *args: str) -> Run:
 
 @pytest.fixture(scope="session")
 def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    """The events a maintainer's week brings, in order, each run once per session and shared by the tests.
+    """The events a maintainer's week brings, each run once per session and shared by the tests.
 
-    Two chains run side by side (2 cores): the release chain on main (push, push again, a pull request editing
-    one board file against main's release build, its comment, a tag) and the firmware-pin pull request.
+    Two chains run side by side (2 cores). Release chain on main: push, push again (no change), tag. Pull-request
+    chain: the firmware-pin pull request; then, once the first push has left a release build on main, a pull
+    request from a fork editing one board file (in a copy of main's state, as GitHub's own would be) and the
+    `workflow_run` job that comments its size table.
     """
+    import shutil
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     main_dir = tmp_path_factory.mktemp("wf-main")
+    pr_dir = tmp_path_factory.mktemp("wf-pr") / "state"
     pin_dir = tmp_path_factory.mktemp("wf-pin")
     cap = ["--input", "limit=2", "--input", "shards=1"]
     runs: dict[str, Run] = {}
+    pushed = threading.Event()
 
     def release_chain() -> None:
-        runs["push1"] = run_workflow(main_dir, "release.yml", "--event", "push", *cap)
-        runs["pr_board"] = run_workflow(main_dir, "pr.yml", "--event", "pull_request", "--fork",
-                                        "--changed", "boards/alientek/atk-dnesp32s3.yaml")
-        runs["pr_comment"] = run_workflow(main_dir, "pr-comment.yml", "--event", "workflow_run")
+        try:
+            runs["push1"] = run_workflow(main_dir, "release.yml", "--event", "push", *cap)
+            shutil.copytree(main_dir, pr_dir, symlinks=True)
+        finally:
+            pushed.set()
         runs["push2"] = run_workflow(main_dir, "release.yml", "--event", "push", *cap)
         runs["tag"] = run_workflow(main_dir, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap,
                                    "--allow-deploy", "github-pages=refs/tags/v*")
 
-    def pin_chain() -> None:
+    def pr_chain() -> None:
         # the bundle's last commit (the pin) and its parent: the update touches bread-compact-nt26 only
-        runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request",
-                                      "--firmware-from", "05faf88")
+        runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request", "--firmware-from", "05faf88")
+        pushed.wait()
+        runs["pr_board"] = run_workflow(pr_dir, "pr.yml", "--event", "pull_request", "--fork",
+                                        "--changed", "boards/alientek/atk-dnesp32s3.yaml")
+        runs["pr_comment"] = run_workflow(pr_dir, "pr-comment.yml", "--event", "workflow_run")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for fut in [pool.submit(release_chain), pool.submit(pin_chain)]:
+        for fut in [pool.submit(release_chain), pool.submit(pr_chain)]:
             fut.result()
     return runs
