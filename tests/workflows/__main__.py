@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tests.workflows.events import EventError, make_event
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="CMD=COMMAND: run steps see CMD as COMMAND (recorded in WORKDIR/shims.log); for tests")
     p.add_argument("--firmware-bundle", type=Path, default=BUNDLE, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    started = time.monotonic()
     try:
         workflow = a.workflow if "/" in a.workflow else f".github/workflows/{a.workflow}"
         wf_path = (Path.cwd() / workflow).resolve()
@@ -102,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             "head_ref": event.head_ref, "conclusion": "success" if code == 0 else "failure",
             "head_repository": {"full_name": pr["head"]["repo"]["full_name"]} if pr else {},
             "pull_requests": [] if (pr is None or event.fork) else [{"number": pr["number"]}],
-            "jobs": run.statuses, "checkouts": run.checkouts, "built": run.built()}
+            "jobs": run.statuses, "checkouts": run.checkouts, "built": run.built(),
+            "seconds": round(time.monotonic() - started, 1),
+            "cpu_seconds": round(sum(os.times()[:4]), 1)}  # the runner and every step it ran
     (run.run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
     print(json.dumps({"jobs": run.statuses, "built": run.built(), "summary": str(run.summary)}))
     return code

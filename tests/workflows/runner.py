@@ -300,8 +300,9 @@ class WorkflowRun:
         keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
         overall = JobResult()
         statuses = []
-        for matrix in legs:
-            res = self.run_leg(name, job, wf_env, needs, None if matrix is None else {**dict.fromkeys(keys), **matrix})
+        for index, matrix in enumerate(legs):
+            leg = None if matrix is None else {**dict.fromkeys(keys), **matrix}
+            res = self.run_leg(name if matrix is None else f"{name}-{index}", job, wf_env, needs, leg)
             statuses.append(res.status)
             overall.outputs.update({k: v for k, v in res.outputs.items() if v != ""})
         overall.status = "success" if all(s == "success" for s in statuses) else "failure"
@@ -342,12 +343,11 @@ class WorkflowRun:
             raise RunError(f"job {name}: {len(legs)} matrix legs (GitHub allows 256)")
         return list(legs)
 
-    def run_leg(self, name: str, job: dict[str, Any], wf_env: dict[str, str], needs: dict[str, Any],
+    def run_leg(self, leg_id: str, job: dict[str, Any], wf_env: dict[str, str], needs: dict[str, Any],
                 matrix: dict[str, Any] | None) -> JobResult:
         opts = self.opts
-        leg_id = name if matrix is None else f"{name}-{len([k for k in self.statuses if k.startswith(name)])}"
-        root = self.run_dir / "jobs" / (f"{name}" + ("" if matrix is None else "-" + re.sub(
-            r"[^A-Za-z0-9_.-]", "_", "-".join(to_str(v) for v in matrix.values()))[:60]))
+        name = leg_id if matrix is None else leg_id.rsplit("-", 1)[0]
+        root = self.run_dir / "jobs" / leg_id
         if root.exists():
             shutil.rmtree(root)
         workspace, temp = root / "workspace", root / "temp"
