@@ -125,3 +125,21 @@ def test_generate_runs_before_every_build(workflow_runs: dict[str, Run], event: 
         if "- Build the shard's variants:" in job:
             assert job.index("- Generate the board sources into the firmware checkout: success") < \
                 job.index("- Build the shard's variants:")
+
+
+@pytest.mark.slow
+def test_second_tag_compares_sizes_with_the_previous_release(tmp_path: Path) -> None:
+    """A release tag downloads the previous release's manifest (gh release download) and writes the size table
+    against it to the step summary. (slow: two more release runs.)"""
+    from tests.workflows.conftest import run_workflow
+
+    cap = ["--input", "limit=2", "--input", "shards=1", "--allow-deploy", "github-pages=refs/tags/v*"]
+    first = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.1", *cap)
+    _ok(first)
+    second = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap)
+    _ok(second)
+    names = [v["full_name"] for v in _listing()[:2]]
+    # GitHub: a run restores caches of its own ref and of the default branch, not of another tag
+    assert second.summary["built"] == sorted(names)
+    summary = Path(second.summary["summary"]).read_text()
+    assert re.search(r"^\|.*\|$", summary, re.M) and all(f"`{n}`" in summary for n in names), summary
