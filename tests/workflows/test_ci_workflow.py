@@ -1,0 +1,39 @@
+"""ci.yml and slow.yml run by the workflow runner, with `make` shown instead of done.
+
+Running ci.yml's `make test` inside the test suite would run the suite recursively, so the runner's
+``--shim make='make -n'`` replaces the command: the workflow's own steps run verbatim (the tools check, the
+checkout, ``bash .ci/run``), ``.ci/run`` reaches ``make`` in the fresh clone, and GNU make itself prints what
+``make test`` would execute there from the checked-out Makefile. The expectation is the Makefile's recipe, read
+from the file by these tests, not from the runner.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.workflows.conftest import REPO, run_workflow
+
+
+def _recipe(target: str) -> list[str]:
+    text = (REPO / "Makefile").read_text()
+    m = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", text, re.M)
+    assert m, target
+    return [line.strip() for line in m.group(1).splitlines()]
+
+
+def test_ci_workflow_runs_make_test_in_a_fresh_clone(tmp_path: Path) -> None:
+    run = run_workflow(tmp_path, "ci.yml", "--event", "push", "--shim", "make=make -n")
+    assert run.code == 0, run.log[-3000:]
+    assert run.summary["jobs"] == {"test": "success"}
+    assert (tmp_path / "shims.log").read_text().splitlines() == ["make test"]
+    unit = _recipe("unit")[0].replace("$(BIN)", ".venv/bin").replace("$(PYTEST_ARGS)", "").strip()
+    assert unit in run.log  # make printed the unit recipe: the default pytest run ...
+    assert ".venv/bin/ruff check" in run.log and "actionlint" in run.log  # ... after the lint recipe
+
+
+def test_slow_workflow_runs_the_slow_marker(tmp_path: Path) -> None:
+    run = run_workflow(tmp_path, "slow.yml", "--event", "schedule", "--shim", "make=make -n")
+    assert run.code == 0, run.log[-3000:]
+    assert (tmp_path / "shims.log").read_text().splitlines() == ["make unit PYTEST_ARGS=-m slow"]
+    assert ".venv/bin/python -m pytest -m slow" in run.log

@@ -1,0 +1,145 @@
+"""The pipeline a maintainer runs, executed whole by the workflow runner: pushes to main, a pull request editing
+one board file (from a fork), its size comment, a pull request moving the firmware pin, and a tag.
+
+Outside references: the upstream listing (../shared/fixtures/upstream/list-boards-idf-6.0.2.json, upstream's own
+``build.py --list-boards --json``) for which variants exist and in which order, the upstream bundle's history for
+what the pin update touches, and GitHub's documented rules the stand-ins follow (docs/ci.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.workflows.conftest import REPO, Run
+
+LISTING = REPO.parent / "shared" / "fixtures" / "upstream" / "list-boards-idf-6.0.2.json"
+# The session fixture runs six workflow events (two at a time); under load that exceeds the default timeout.
+pytestmark = pytest.mark.timeout(1500)
+
+PAGES_URL = "https://xzbuild-demo.github.io/xzbuild"  # the repository the runner stands in for
+FIRMWARE = "78/xiaozhi-esp32"
+
+
+def _pin() -> str:
+    m = re.search(r"^upstream_commit: *(\S+)", (REPO / "boards" / "_firmware.yaml").read_text(), re.M)
+    assert m
+    return m.group(1)
+
+
+def _listing() -> list[dict]:  # type: ignore[type-arg]
+    return json.loads(LISTING.read_text(encoding="utf-8"))
+
+
+def _ok(run: Run, skipped: tuple[str, ...] = ()) -> None:
+    assert run.code == 0, run.log[-4000:]
+    assert run.summary["jobs"] and all(s == ("skipped" if j in skipped else "success")
+                                       for j, s in run.summary["jobs"].items()), run.summary
+
+
+def _firmware_checkouts(run: Run) -> list[dict]:  # type: ignore[type-arg]
+    return [c for c in run.meta()["checkouts"] if c["repository"] == FIRMWARE]
+
+
+def test_push_to_main_builds_the_capped_list_at_the_pin(workflow_runs: dict[str, Run]) -> None:
+    run = workflow_runs["push1"]
+    _ok(run, skipped=("site", "pages"))
+    assert run.summary["built"] == sorted(v["full_name"] for v in _listing()[:2])
+    fw = _firmware_checkouts(run)
+    assert fw and {c["sha"] for c in fw} == {_pin()}
+    assert "cache saved: build-" in run.log
+
+
+def test_second_push_with_no_change_builds_nothing(workflow_runs: dict[str, Run]) -> None:
+    run = workflow_runs["push2"]
+    _ok(run, skipped=("site", "pages"))
+    assert run.summary["built"] == []
+    assert re.search(r"cache restored from key build-\S+ \(exact\)", run.log)
+    release = run.run_dir / "artifacts" / "release" / "manifest.json"
+    assert len(json.loads(release.read_text())["variants"]) == 2  # the release is whole, from the cache
+
+
+def test_board_file_pr_builds_exactly_that_boards_variants(workflow_runs: dict[str, Run]) -> None:
+    run = workflow_runs["pr_board"]
+    _ok(run)
+    want = sorted(v["full_name"] for v in _listing() if v["board"] == "alientek/atk-dnesp32s3")
+    assert run.summary["built"] == want
+    assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
+    summary = Path(run.summary["summary"]).read_text()
+    assert re.search(r"^\|.*\|$", summary, re.M), summary  # a markdown table ...
+    assert all(name in summary for name in want)  # ... comparing this PR's variants with main's release build
+    built = run.run_dir / "artifacts"
+    for name in want:  # the OTA URL policy of pull requests: relative to the variant dir
+        ota = json.loads(next(built.glob(f"shard-*/{name}/ota.json")).read_text())
+        assert not re.match(r"^[a-z]+://", ota["firmware"]["url"])
+
+
+def test_fork_pr_size_table_is_posted_by_the_workflow_run_job(workflow_runs: dict[str, Run]) -> None:
+    pr = workflow_runs["pr_board"]
+    calls = [json.loads(line) for line in (pr.workdir / "gh" / "calls.jsonl").read_text().splitlines()]
+    in_pr = [c for c in calls if c["run"] == str(pr.meta()["id"])]
+    assert in_pr and all(c["permissions"].get("pull-requests") is None for c in in_pr)  # read-only fork token
+    run = workflow_runs["pr_comment"]
+    _ok(run)
+    comments = [json.loads(line) for line in (run.workdir / "gh" / "comments.jsonl").read_text().splitlines()]
+    number = json.loads((pr.run_dir / "event.json").read_text())["number"]
+    assert [c["pr"] for c in comments] == [number]
+    assert comments[0]["body"] == (pr.run_dir / "artifacts" / "size-comment" / "size.md").read_text()
+
+
+def test_firmware_pin_pr_selects_on_the_firmwares_diff(workflow_runs: dict[str, Run]) -> None:
+    run = workflow_runs["pr_pin"]
+    _ok(run)
+    # 05faf88..pin changes main/boards/bread-compact-nt26/ only (and scripts/tests): its variants, one per class
+    nt26 = {v["full_name"] for v in _listing() if v["board"] == "bread-compact-nt26"}
+    assert run.summary["built"] and set(run.summary["built"]) <= nt26
+    assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
+    assert "--repo firmware" in (REPO / ".github" / "workflows" / "pr.yml").read_text()
+
+
+def test_tag_publishes_release_and_site_with_absolute_ota_urls(workflow_runs: dict[str, Run]) -> None:
+    run = workflow_runs["tag"]
+    _ok(run)
+    names = sorted(v["full_name"] for v in _listing()[:2])
+    site = run.workdir / "pages"
+    for name in names:
+        ota = json.loads((site / "fw" / name / "ota.json").read_text())
+        url = ota["firmware"]["url"]
+        assert url.startswith(PAGES_URL + "/"), url
+        assert (site / url[len(PAGES_URL) + 1:]).is_file()  # the URL names a file the site serves
+    release = run.workdir / "gh" / "releases" / "v2.4.2"
+    notes = (release / "NOTES.md").read_text()
+    assert len(notes.encode()) < 1000 and "releases/download/v2.4.2/manifest.json" in notes
+    assert (release / "manifest.json").is_file() and (release / "firmware-v2.4.2.zip").is_file()
+    assert "previous release" in Path(run.summary["summary"]).read_text()
+
+
+@pytest.mark.parametrize("event", ["push1", "push2", "pr_board", "pr_pin", "tag"])
+def test_generate_runs_before_every_build(workflow_runs: dict[str, Run], event: str) -> None:
+    """Each build job's log shows the generate step succeeding before the build step starts."""
+    log = workflow_runs[event].log
+    for job in re.split(r"^== job ", log, flags=re.M)[1:]:
+        if "- Build the shard's variants:" in job:
+            assert job.index("- Generate the board sources into the firmware checkout: success") < \
+                job.index("- Build the shard's variants:")
+
+
+@pytest.mark.slow
+def test_second_tag_compares_sizes_with_the_previous_release(tmp_path: Path) -> None:
+    """A release tag downloads the previous release's manifest (gh release download) and writes the size table
+    against it to the step summary. (slow: two more release runs.)"""
+    from tests.workflows.conftest import run_workflow
+
+    cap = ["--input", "limit=2", "--input", "shards=1", "--allow-deploy", "github-pages=refs/tags/v*"]
+    first = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.1", *cap)
+    _ok(first)
+    second = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap)
+    _ok(second)
+    names = [v["full_name"] for v in _listing()[:2]]
+    # GitHub: a run restores caches of its own ref and of the default branch, not of another tag
+    assert second.summary["built"] == sorted(names)
+    summary = Path(second.summary["summary"]).read_text()
+    assert re.search(r"^\|.*\|$", summary, re.M) and all(f"`{n}`" in summary for n in names), summary
