@@ -102,6 +102,8 @@ def write_changed(files: dict[str, bytes], root: Path) -> list[str]:
             (root / rel).unlink()
     changed = []
     for rel in sorted(files):
+        if (root / rel).is_dir():
+            raise UserError(f"{root / rel} is a directory where generate writes a file; remove it")
         try:
             if (root / rel).read_bytes() == files[rel]:
                 continue

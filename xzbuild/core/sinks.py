@@ -27,7 +27,7 @@ _FILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _DIR_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _C_PARAMS = re.compile(r"\(\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*(?:\s*,\s*\.\.\.)?|\.\.\.)?\s*\)")
 _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
-_C_INCLUDE = re.compile(rf"<{_HEADER}>|\"{_HEADER}\"")
+_C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
 _CMAKE_QUOTED = re.compile(r"\"(?:[^\"\\$]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\"")
 _SDK_VALUE = re.compile(r"y|n|-?[0-9]+|0[xX][0-9a-fA-F]+|\"(?:[^\"\\]|\\[\"\\])*\"")
@@ -146,6 +146,15 @@ def _c_raw(text: str) -> str | None:
     return None
 
 
+def _c_include(text: str) -> str | None:
+    """``<dir/name.h>`` or ``"dir/name.h"`` (relative, no ``..``), optionally followed by a comment as the
+    importer keeps it (``"bsp.h"  // board support``)."""
+    m = _C_INCLUDE.fullmatch(text)
+    if m is None or ".." in m.group(1)[1:-1].split("/"):
+        return "does not have the allowed form"
+    return _endif_tail(m.group(2)) if m.group(2) else None
+
+
 def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
     return lambda text: None if rx.fullmatch(text) else "does not have the allowed form"
 
@@ -178,7 +187,8 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "c_expr": (_c_expr, "C replacement text: printable, literals closed, no comments, a line break only as a "
                         "trailing '\\' continuation"),
     "c_params": (_pattern(_C_PARAMS), "a macro parameter list such as '(a, b)'"),
-    "c_include": (_pattern(_C_INCLUDE), "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /)"),
+    "c_include": (_c_include, "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /; no '..'), "
+                              "optionally followed by a comment"),
     "c_condition": (_c_condition, "'if EXPR', 'elif EXPR' (one line of C), 'ifdef NAME', 'ifndef NAME' or 'else'"),
     "c_comment": (_comment, "one printable line (no control or bidi characters), not ending in '\\'"),
     "c_endif_tail": (_endif_tail, "a '// comment' or '/* comment */' on one printable line"),

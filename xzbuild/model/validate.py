@@ -106,7 +106,9 @@ def _kconfig_rules(board: Board, k: Any, path: str) -> list[UserError]:
     bad_text = problem("kconfig_prompt", k.label)
     if bad_text:  # the label is the Kconfig prompt: one printable line, escaped by the generator
         out.append(_err(board, f"{path}.label", f"{describe(k.label)} {bad_text}"))
-    elif not LABEL_RE.match(k.label) or '"' in k.label:
+    elif '"' in k.label or "\\" in k.label:  # upstream's scripts read the prompt without unescaping
+        out.append(_err(board, f"{path}.label", "labels may not contain '\"' or '\\'; reword the label"))
+    elif not LABEL_RE.match(k.label):
         out.append(_err(board, f"{path}.label", "labels are English; Chinese text is allowed only as one "
                                                 "trailing parenthetical, e.g. 'Foo Board (面包板)'"))
     for word in STALE_LABEL_WORDS:
