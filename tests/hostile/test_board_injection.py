@@ -85,7 +85,7 @@ INJECTIONS: list[tuple[str, Edit, str, str]] = [
      r"config_h\.\d+\.branches\.0\.when", "'if EXPR'"),
     ("branch-end-include", _item({"branches": [{"when": "if 1", "items": []}], "end": "// x" + INCLUDE}),
      r"config_h\.\d+\.end", "a '// comment'"),
-    ("include-guard", _top("config_h_guard", "_G_" + INCLUDE), "config_h_guard", "a C identifier"),
+    ("include-guard", _top("config_h_guard", "_G_" + INCLUDE), "config_h_guard", "a macro name"),
     ("include-guard-end", _top("config_h_guard_end", "// g" + INCLUDE), "config_h_guard_end", "a '// comment'"),
     ("raw-include", _item({"raw": '#include "/etc/passwd"'}), r"config_h\.\d+\.raw", "directives only"),
     ("raw-conditional", _item({"raw": "#endif\n#if 0"}), r"config_h\.\d+\.raw", "directives only"),

@@ -136,6 +136,8 @@ def _c_raw(text: str) -> str | None:
         if stripped.startswith("#"):
             word = re.match(r"#\s*([A-Za-z_]*)", stripped)
             name = word.group(1) if word else ""
+            if name == "pragma" and stripped.split() != ["#pragma", "once"]:
+                return f"line {number} is a #pragma other than '#pragma once'"
             if name not in _RAW_DIRECTIVES:
                 return (f"line {number} is a #{name} directive; use an 'include' or 'branches' item"
                         if name in ("include", "include_next", "import", "if", "ifdef", "ifndef", "elif", "else",
@@ -143,7 +145,31 @@ def _c_raw(text: str) -> str | None:
                         else f"line {number} is a #{name} directive")
     if lines[-1].endswith("\\"):
         return "ends with a backslash"
+    if _opens_comment(text):
+        return "leaves a /* comment open (it would swallow the lines after it)"
     return None
+
+
+def _opens_comment(text: str) -> bool:
+    """True if ``text`` ends inside a ``/* ... */`` comment (string and character literals skipped)."""
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return True
+            i = end + 2
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text[i] in "\"'":
+            j = i + 1
+            while j < n and text[j] not in (text[i], "\n"):
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            i += 1
+    return False
 
 
 def _c_include(text: str) -> str | None:
@@ -153,6 +179,25 @@ def _c_include(text: str) -> str | None:
     if m is None or ".." in m.group(1)[1:-1].split("/"):
         return "does not have the allowed form"
     return _endif_tail(m.group(2)) if m.group(2) else None
+
+
+def _c_macro(text: str) -> str | None:
+    """A name ``#define`` may define: a C identifier, not ``defined``/``_Pragma`` nor reserved (``__`` first)."""
+    if not _C_IDENT.fullmatch(text):
+        return "does not have the allowed form"
+    if text in ("defined", "_Pragma") or text.startswith("__"):
+        return "is reserved to the preprocessor"
+    return None
+
+
+def _c_params(text: str) -> str | None:
+    if not _C_PARAMS.fullmatch(text):
+        return "does not have the allowed form"
+    names = re.findall(r"[A-Za-z_]\w*", text)
+    bad = next((n for n in names if _c_macro(n)), None)
+    if bad:
+        return f"parameter '{bad}' is reserved to the preprocessor"
+    return "repeats a parameter" if len(set(names)) != len(names) else None
 
 
 def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
@@ -184,15 +229,17 @@ def _kconfig_prompt(text: str) -> str | None:
 # kind -> (checker, the allowed form as a board owner reads it in the error message)
 KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "c_ident": (_pattern(_C_IDENT), "a C identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+    "c_macro": (_c_macro, "a macro name ([A-Za-z_][A-Za-z0-9_]*, not 'defined', not starting with '__')"),
     "c_expr": (_c_expr, "C replacement text: printable, literals closed, no comments, a line break only as a "
                         "trailing '\\' continuation"),
-    "c_params": (_pattern(_C_PARAMS), "a macro parameter list such as '(a, b)'"),
+    "c_params": (_c_params, "a macro parameter list such as '(a, b)' (distinct names, none starting with '__')"),
     "c_include": (_c_include, "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /; no '..'), "
                               "optionally followed by a comment"),
     "c_condition": (_c_condition, "'if EXPR', 'elif EXPR' (one line of C), 'ifdef NAME', 'ifndef NAME' or 'else'"),
     "c_comment": (_comment, "one printable line (no control or bidi characters), not ending in '\\'"),
     "c_endif_tail": (_endif_tail, "a '// comment' or '/* comment */' on one printable line"),
-    "c_raw": (_c_raw, "printable lines of C; directives only #define/#undef/#error/#warning/#pragma"),
+    "c_raw": (_c_raw, "printable lines of C, comments closed; directives only #define/#undef/#error/#warning/"
+                      "#pragma once"),
     "kconfig_symbol": (_pattern(_KCONFIG_SYMBOL), "a Kconfig symbol (letters, digits, '_')"),
     "board_symbol": (_pattern(_BOARD_SYMBOL), "BOARD_TYPE_<NAME> (letters, digits, '_'; no CONFIG_)"),
     "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters)"),

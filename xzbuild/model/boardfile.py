@@ -82,7 +82,7 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         else:
             ck.error(key, f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
-        board.config_h_guard = ck.text(data["config_h_guard"], "config_h_guard", "c_ident", optional=True)
+        board.config_h_guard = ck.text(data["config_h_guard"], "config_h_guard", "c_macro", optional=True)
     if "config_h_guard_end" in data:
         board.config_h_guard_end = ck.text(data["config_h_guard_end"], "config_h_guard_end", "c_endif_tail",
                                            optional=True)
@@ -291,7 +291,7 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
         kind = next(iter(item))
         if kind == "define":
             data = ck.mapping(item, sub, ["define", "value", "comment", "params"])
-            name = ck.text(data.get("define"), join(sub, "define"), "c_ident")
+            name = ck.text(data.get("define"), join(sub, "define"), "c_macro")
             value = data.get("value", "")
             if isinstance(value, (int, bool)) and not isinstance(value, bool):
                 value = str(value)
