@@ -30,7 +30,9 @@ _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
 _C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
 _CMAKE_QUOTED = re.compile(r"\"(?:[^\"\\$]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\"")
-_SDK_VALUE = re.compile(r"y|n|-?[0-9]+|0[xX][0-9a-fA-F]+|\"(?:[^\"\\]|\\[\"\\])*\"")
+# The last alternative is an unquoted word: upstream has written string values without quotes (Kconfig ignores
+# such a line for a string option, and the importer keeps it as written).
+_SDK_VALUE = re.compile(r"y|n|-?[0-9]+|0[xX][0-9a-fA-F]+|\"(?:[^\"\\]|\\[\"\\])*\"|[A-Za-z0-9_./+:-]+")
 # Directives a raw config.h block may hold, as the importer writes them (conditionals are `branches`,
 # includes are `include` items, so their nesting and targets stay checked).
 _RAW_DIRECTIVES = ("define", "undef", "error", "warning", "pragma")
@@ -223,7 +225,11 @@ def _sdk_value(text: str) -> str | None:
 
 
 def _kconfig_prompt(text: str) -> str | None:
-    return text_problem(text, tabs=False) or ("is empty" if not text.strip() else None)
+    if not text.strip():
+        return "is empty"
+    if text != text.strip():
+        return "has leading or trailing spaces (Kconfig drops them)"
+    return text_problem(text, tabs=False)
 
 
 # kind -> (checker, the allowed form as a board owner reads it in the error message)
@@ -242,15 +248,16 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
                       "#pragma once"),
     "kconfig_symbol": (_pattern(_KCONFIG_SYMBOL), "a Kconfig symbol (letters, digits, '_')"),
     "board_symbol": (_pattern(_BOARD_SYMBOL), "BOARD_TYPE_<NAME> (letters, digits, '_'; no CONFIG_)"),
-    "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters)"),
+    "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters, no spaces at "
+                                        "either end)"),
     "cmake_word": (_pattern(_CMAKE_UNQUOTED), "a CMake word: letters, digits and _ . + / : = @ % , * - (no spaces, "
                                               "quotes, parentheses, '$', ';' or '\\')"),
     "cmake_variable": (_pattern(_C_IDENT), "a CMake variable name ([A-Za-z_][A-Za-z0-9_]*)"),
     "cmake_arg": (_cmake_arg, "a CMake argument: letters, digits and _ . + / : = @ % , * - unquoted, or a "
                               "\"quoted\" string whose only '$' are ${NAME} references (no '\\', no line break)"),
     "sdkconfig_key": (_pattern(_KCONFIG_SYMBOL), "a Kconfig key without CONFIG_ (letters, digits, '_')"),
-    "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, or a \"quoted string\" (\\\" and \\\\ "
-                                    "escapes, one printable line)"),
+    "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, a \"quoted string\" (\\\" and \\\\ "
+                                    "escapes, one printable line) or a word of letters, digits and _ . / + : -"),
     "file_name": (_file_name, "a file name: lowercase letters, digits, '_' and '-', not starting with '-' or '_'"),
     "dir_name": (_pattern(_DIR_NAME), "a board file name: lowercase letters, digits, '_', '.' and '-', starting "
                                       "with a letter or digit"),
