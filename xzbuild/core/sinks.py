@@ -95,6 +95,8 @@ def _c_literals(text: str) -> str | None:
             continue
         if text.startswith(("//", "/*"), i):
             return "holds a comment (put it in the item's comment)"
+        if ch == "#":
+            return "holds '#' outside a string literal (stringizing and pasting belong in raw lines)"
         if ch == "\\":
             if not text.startswith("\\\n", i):
                 return "holds a backslash outside a string literal that does not end the line"
@@ -236,8 +238,8 @@ def _kconfig_prompt(text: str) -> str | None:
 KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "c_ident": (_pattern(_C_IDENT), "a C identifier ([A-Za-z_][A-Za-z0-9_]*)"),
     "c_macro": (_c_macro, "a macro name ([A-Za-z_][A-Za-z0-9_]*, not 'defined', not starting with '__')"),
-    "c_expr": (_c_expr, "C replacement text: printable, literals closed, no comments, a line break only as a "
-                        "trailing '\\' continuation"),
+    "c_expr": (_c_expr, "C replacement text: printable, literals closed, no comments or '#', a line break only "
+                        "as a trailing '\\' continuation"),
     "c_params": (_c_params, "a macro parameter list such as '(a, b)' (distinct names, none starting with '__')"),
     "c_include": (_c_include, "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /; no '..'), "
                               "optionally followed by a comment"),
