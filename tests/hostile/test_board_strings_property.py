@@ -38,7 +38,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
 FACTS = "upstream_commit: demo\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
 DIR = "acme/demo"
 SYMBOL = "BOARD_TYPE_DEMO"
