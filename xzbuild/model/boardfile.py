@@ -119,13 +119,13 @@ def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
     label = ck.typed(data.get("label"), join(path, "label"), str) or ""
     target = ck.typed(data.get("target"), join(path, "target"), str) or ""
     entry = KconfigEntry(symbol=symbol, label=label, target=target)
-    # Each string's sink: fonts are checked by pattern in validate; the rest land in the CMake table or sdkconfig.
-    for key, kind in (("text_font", None), ("icon_font", None), ("emoji_collection", "cmake_word"),
-                      ("emote_resolution", "cmake_word"), ("camera_enable_symbol", "kconfig_symbol")):
+    for key in ("text_font", "icon_font"):  # font names: checked against their patterns in validate
         if key in data:
-            value = ck.typed(data[key], join(path, key), str, optional=True) if kind is None else \
-                ck.text(data[key], join(path, key), kind, optional=True)
-            setattr(entry, key, value)
+            setattr(entry, key, ck.typed(data[key], join(path, key), str, optional=True))
+    for key, kind in (("emoji_collection", "cmake_word"), ("emote_resolution", "cmake_word"),
+                      ("camera_enable_symbol", "kconfig_symbol")):
+        if key in data:
+            setattr(entry, key, ck.text(data[key], join(path, key), kind, optional=True))
     if "display_model" in data:
         value = ck.typed(data["display_model"], join(path, "display_model"), str, optional=True)
         if value not in (None, "oled", "lcd"):
@@ -141,9 +141,12 @@ def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
         extra = data["extra_cmake"]
         if isinstance(extra, dict):
             where = join(path, "extra_cmake")
-            entry.extra_cmake = {k: v for k, v in extra.items()
-                                 if isinstance(k, str) and ck.sink_ok(k, join(where, k), "cmake_variable", key=True)
-                                 and ck.text(v, join(where, k), "cmake_arg")}
+            for k, v in extra.items():
+                if not isinstance(k, str):
+                    ck.error(join(where, str(k)), "expected a CMake variable name", key=True)
+                elif ck.sink_ok(k, join(where, k), "cmake_variable", key=True) \
+                        and ck.text(v, join(where, k), "cmake_arg") is not None:
+                    entry.extra_cmake[k] = v
         else:
             ck.error(join(path, "extra_cmake"), f"expected a mapping of CMake variable to value, got {describe(extra)}")
     return entry
