@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import tempfile
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -446,7 +447,7 @@ FAST = settings(max_examples=int(os.environ.get("XZ_PROPERTY_EXAMPLES", "8")), d
 LONG = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
-def run_property(setter: Setter, field: str, valid: st.SearchStrategy[str], judge: Judge, value: str) -> None:
+def run_property(name: str, setter: Setter, field: str, judge: Judge, value: str) -> None:
     # The board file holds what YAML reads back (it folds a NEL to a space, for one): that is the value to judge.
     value = yaml.safe_load(yaml.safe_dump([value], allow_unicode=True))[0]
     board = base_board()
@@ -456,16 +457,28 @@ def run_property(setter: Setter, field: str, valid: st.SearchStrategy[str], judg
         assert_refused_at(outcome, field)
     else:
         judge(value, outcome)
+    STATS[f"{name}:{'refused' if outcome.refused else 'round-tripped'}"] += 1
+
+
+# Per field: how many values were refused and how many round-tripped (XZ_PROPERTY_STATS=<file> writes them).
+STATS: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_stats() -> Any:
+    yield
+    target = os.environ.get("XZ_PROPERTY_STATS")
+    if target:
+        Path(target).write_text(json.dumps(STATS, indent=1, sort_keys=True), encoding="utf-8")
 
 
 def _make(config: Any) -> Callable[..., None]:
-    @pytest.mark.parametrize(("setter", "field", "valid", "judge"), [row[1:] for row in FIELDS],
-                             ids=[row[0] for row in FIELDS])
-    def test(setter: Setter, field: str, valid: st.SearchStrategy[str], judge: Judge) -> None:
+    @pytest.mark.parametrize(("name", "setter", "field", "valid", "judge"), FIELDS, ids=[row[0] for row in FIELDS])
+    def test(name: str, setter: Setter, field: str, valid: st.SearchStrategy[str], judge: Judge) -> None:
         @config
         @given(st.one_of(HOSTILE, valid))
         def prop(value: str) -> None:
-            run_property(setter, field, valid, judge, value)
+            run_property(name, setter, field, judge, value)
 
         prop()
 
