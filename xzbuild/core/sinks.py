@@ -25,7 +25,8 @@ _LEGACY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _MANUFACTURER = re.compile(r"[a-z0-9][a-z0-9-]*")
 _FILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _DIR_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
-_C_PARAMS = re.compile(r"\(\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*(?:\s*,\s*\.\.\.)?|\.\.\.)?\s*\)")
+_C_PARAMS = re.compile(r"\([ \t]*(?:[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*"
+                       r"(?:[ \t]*,[ \t]*\.\.\.)?|\.\.\.)?[ \t]*\)")
 _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
 _C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
@@ -51,10 +52,6 @@ def text_problem(text: str, *, tabs: bool = True) -> str | None:
             what = "a line break" if ch in "\n\r\u2028\u2029\x85" else f"the character {name} (U+{ord(ch):04X})"
             return f"holds {what} at offset {i}"
     return None
-
-
-def _free_text(text: str) -> str | None:
-    return text_problem(text)
 
 
 def _comment(text: str) -> str | None:
@@ -197,7 +194,7 @@ def _c_macro(text: str) -> str | None:
 def _c_params(text: str) -> str | None:
     if not _C_PARAMS.fullmatch(text):
         return "does not have the allowed form"
-    names = re.findall(r"[A-Za-z_]\w*", text)
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
     bad = next((n for n in names if _c_macro(n)), None)
     if bad:
         return f"parameter '{bad}' is reserved to the preprocessor"
@@ -206,10 +203,6 @@ def _c_params(text: str) -> str | None:
 
 def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
     return lambda text: None if rx.fullmatch(text) else "does not have the allowed form"
-
-
-def _file_name(text: str) -> str | None:
-    return None if _FILE_NAME.fullmatch(text) else "does not have the allowed form"
 
 
 def _cmake_arg(text: str) -> str | None:
@@ -260,7 +253,7 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "sdkconfig_key": (_pattern(_KCONFIG_SYMBOL), "a Kconfig key without CONFIG_ (letters, digits, '_')"),
     "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, a \"quoted string\" (\\\" and \\\\ "
                                     "escapes, one printable line) or a word of letters, digits and _ . / + : -"),
-    "file_name": (_file_name, "a file name: lowercase letters, digits, '_' and '-', not starting with '-' or '_'"),
+    "file_name": (_pattern(_FILE_NAME), "a file name: lowercase letters, digits, '_' and '-', not starting with '-' or '_'"),
     "dir_name": (_pattern(_DIR_NAME), "a board file name: lowercase letters, digits, '_', '.' and '-', starting "
                                       "with a letter or digit"),
     "variant_name": (_pattern(_VARIANT_NAME), "lowercase letters, digits, '.' and '-', starting with a letter or "
@@ -268,7 +261,7 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "legacy_name": (_pattern(_LEGACY_NAME), "lowercase letters, digits, '.', '_' and '-', starting with a letter "
                                             "or digit"),
     "manufacturer": (_pattern(_MANUFACTURER), "lowercase letters, digits and '-', starting with a letter or digit"),
-    "free_text": (_free_text, "one printable line of text (no control or bidi characters)"),
+    "free_text": (text_problem, "one printable line of text (no control or bidi characters)"),
 }
 
 
