@@ -201,6 +201,12 @@ def _c_params(text: str) -> str | None:
     return "repeats a parameter" if len(set(names)) != len(names) else None
 
 
+def _kconfig_symbol(text: str) -> str | None:
+    if not _KCONFIG_SYMBOL.fullmatch(text):
+        return "does not have the allowed form"
+    return "is a Kconfig constant, not a symbol" if text in ("y", "n") else None
+
+
 def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
     return lambda text: None if rx.fullmatch(text) else "does not have the allowed form"
 
@@ -241,7 +247,7 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "c_endif_tail": (_endif_tail, "a '// comment' or '/* comment */' on one printable line"),
     "c_raw": (_c_raw, "printable lines of C, comments closed; directives only #define/#undef/#error/#warning/"
                       "#pragma once"),
-    "kconfig_symbol": (_pattern(_KCONFIG_SYMBOL), "a Kconfig symbol (letters, digits, '_')"),
+    "kconfig_symbol": (_kconfig_symbol, "a Kconfig symbol (letters, digits, '_'; not 'y' or 'n')"),
     "board_symbol": (_pattern(_BOARD_SYMBOL), "BOARD_TYPE_<NAME> (letters, digits, '_'; no CONFIG_)"),
     "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters, no spaces at "
                                         "either end)"),
@@ -250,7 +256,7 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "cmake_variable": (_pattern(_C_IDENT), "a CMake variable name ([A-Za-z_][A-Za-z0-9_]*)"),
     "cmake_arg": (_cmake_arg, "a CMake argument: letters, digits and _ . + / : = @ % , * - unquoted, or a "
                               "\"quoted\" string whose only '$' are ${NAME} references (no '\\', no line break)"),
-    "sdkconfig_key": (_pattern(_KCONFIG_SYMBOL), "a Kconfig key without CONFIG_ (letters, digits, '_')"),
+    "sdkconfig_key": (_kconfig_symbol, "a Kconfig key without CONFIG_ (letters, digits, '_'; not 'y' or 'n')"),
     "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, a \"quoted string\" (\\\" and \\\\ "
                                     "escapes, one printable line) or a word of letters, digits and _ . / + : -"),
     "file_name": (_pattern(_FILE_NAME), "a file name: lowercase letters, digits, '_' and '-', not starting with '-' or '_'"),

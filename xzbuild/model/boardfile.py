@@ -165,6 +165,8 @@ def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
         if key.startswith("CONFIG_"):
             ck.error(sub, "write the key without the CONFIG_ prefix", key=True)
             continue
+        if not ck.sink_ok(key, sub, "sdkconfig_key", key=True):
+            continue
         if isinstance(value, bool):
             ck.error(sub, f"got {describe(value)}; write Kconfig booleans as the strings 'y' or 'n'")
             continue
