@@ -98,6 +98,8 @@ INJECTIONS: list[tuple[str, Edit, str, str]] = [
      "one printable line"),
     ("label-bidi-override", _kconfig("label", "Bread Compact \u202eiF-iW"), r"kconfig\.0\.label",
      "one printable line"),
+    ("label-kconfig-shell", _kconfig("label", "Bread $(shell,touch /tmp/pwned) Wi-Fi"), r"kconfig\.0\.label",
+     "no '$('"),
     ("symbol-trailing-newline", _kconfig("symbol", "BOARD_TYPE_BREAD_COMPACT_WIFI\n"), r"kconfig\.0\.symbol",
      "BOARD_TYPE_<NAME>"),
     ("text-font-trailing-newline", _kconfig("text_font", "font_noto_sans_basic_14_1\n"), r"kconfig\.0\.text_font",

@@ -230,6 +230,8 @@ def _kconfig_prompt(text: str) -> str | None:
         return "is empty"
     if text != text.strip():
         return "has leading or trailing spaces (Kconfig drops them)"
+    if "$(" in text:  # Kconfig expands $(...) in strings, $(shell,...) included, and has no escape for it
+        return "holds '$(' (Kconfig would expand it as a macro, even run $(shell,...))"
     return text_problem(text, tabs=False)
 
 
@@ -249,8 +251,8 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
                       "#pragma once"),
     "kconfig_symbol": (_kconfig_symbol, "a Kconfig symbol (letters, digits, '_'; not 'y' or 'n')"),
     "board_symbol": (_pattern(_BOARD_SYMBOL), "BOARD_TYPE_<NAME> (letters, digits, '_'; no CONFIG_)"),
-    "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters, no spaces at "
-                                        "either end)"),
+    "kconfig_prompt": (_kconfig_prompt, "one printable line of text (no control or bidi characters, no '$(', no "
+                                        "spaces at either end)"),
     "cmake_word": (_pattern(_CMAKE_UNQUOTED), "a CMake word: letters, digits and _ . + / : = @ % , * - (no spaces, "
                                               "quotes, parentheses, '$', ';' or '\\')"),
     "cmake_variable": (_pattern(_C_IDENT), "a CMake variable name ([A-Za-z_][A-Za-z0-9_]*)"),
