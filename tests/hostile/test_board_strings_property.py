@@ -1,5 +1,5 @@
-"""Property: every string field of a board file is either refused by `boards check` (file:line:col, the field) or
-round-trips — the generated file, read back by the real reader of its format, yields exactly that value.
+"""Property: every string field of a board file is either refused by `boards check` (its loader, `load_boards`,
+called in-process: an error at file:line:col naming the field) or round-trips — the generated file, read back by the real reader of its format, yields exactly that value.
 
 Readers (none shares code with the generator): config.h through `gcc -E -dM`, the Kconfig table through
 esp-idf-kconfig's parser, the CMake tables through Debian's `cmake -P` printing the variables, the sdkconfig lines
@@ -9,8 +9,8 @@ here from the C and CMake language rules.
 
 Text comes from hostile pieces (newlines, CR, NUL, quotes, backslashes, parentheses, `$()`, comment openers,
 U+202E, directives, CMake commands...) mixed with arbitrary text, plus a plausible valid value per field so the
-round-trip branch is exercised too. Default run: a few examples per field (the budget is about 30 s); with
-`-m slow` the same properties run long.
+round-trip branch is exercised too. Default run: 8 derandomized examples per field (`XZ_PROPERTY_EXAMPLES`);
+with `-m slow`, 400 random ones per field.
 
 Fields left out, each covered elsewhere: `target`, `display_model`, `build_options` (enumerations checked
 against fixed lists), `sources` (an archetype template name; tests/hostile/test_board_injection.py), `p4x.*`
