@@ -1,5 +1,6 @@
 """Property: every string field of a board file is either refused by `boards check` (its loader, `load_boards`,
-called in-process: an error at file:line:col naming the field) or round-trips — the generated file, read back by the real reader of its format, yields exactly that value.
+called in-process: an error at file:line:col naming the field) or round-trips — the generated file, read back
+by the real reader of its format, yields exactly that value.
 
 Readers (none shares code with the generator): config.h through `gcc -E -dM`, the Kconfig table through
 esp-idf-kconfig's parser, the CMake tables through Debian's `cmake -P` printing the variables, the sdkconfig lines
