@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-color-emoji \
-                fonts-dejavu-core espeak-ng python3-venv mosquitto chromium nodejs
+                fonts-dejavu-core espeak-ng python3-venv mosquitto chromium nodejs cmake
 STAMP  := $(VENV)/.installed
 # npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks; ws, dotenv and
 # debug: the three dependencies of the firmware author's MQTT gateway, run as a test peer), pinned;

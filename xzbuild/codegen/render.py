@@ -14,14 +14,18 @@ def environment() -> Any:
     """The shared Jinja2 environment: strict undefineds, block tags that leave no blank lines."""
     import jinja2
 
-    return jinja2.Environment(
+    from xzbuild.core.sinks import kconfig_quote
+
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # C, CMake and Kconfig text, not HTML
+        autoescape=False,  # C, CMake and Kconfig text, not HTML: each value is checked for its sink (core.sinks)
     )
+    env.filters["kconfig_str"] = kconfig_quote  # free text inside a Kconfig "..." string
+    return env
 
 
 def render(template: str, **context: Any) -> str:

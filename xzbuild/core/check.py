@@ -70,15 +70,32 @@ class Checker:
             return None
         return value
 
-    def string_list(self, value: Any, path: str) -> list[str]:
-        """A list of strings (bad items are reported and skipped)."""
+    def string_list(self, value: Any, path: str, kind: str | None = None) -> list[str]:
+        """A list of strings (bad items are reported and skipped), each checked for its sink ``kind``."""
         if not isinstance(value, list):
             self.error(path, f"expected a list of strings, got {describe(value)}")
             return []
         out = []
         for i, item in enumerate(value):
-            if isinstance(item, str):
-                out.append(item)
-            else:
+            if not isinstance(item, str):
                 self.error(join(path, i), f"expected a string, got {describe(item)}")
+            elif kind is None or self.sink_ok(item, join(path, i), kind):
+                out.append(item)
         return out
+
+    def text(self, value: Any, path: str, kind: str, optional: bool = False) -> Any:
+        """``value`` if it is a string valid for its sink ``kind`` (see :mod:`xzbuild.core.sinks`), else None
+        with an error naming the allowed form."""
+        text = self.typed(value, path, str, optional=optional)
+        if text is None or not self.sink_ok(text, path, kind):
+            return None
+        return text
+
+    def sink_ok(self, text: str, path: str, kind: str, key: bool = False) -> bool:
+        """True if ``text`` is valid for ``kind``; else record the error (value, what is wrong, allowed form)."""
+        from xzbuild.core.sinks import problem
+
+        bad = problem(kind, text)
+        if bad:
+            self.error(path, f"{describe(text)} {bad}", key=key)
+        return bad is None

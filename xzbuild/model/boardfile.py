@@ -35,8 +35,8 @@ FACT_KEYS = ["lcd_display", "wifi_board", "camera", "network", "codec"]
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
 HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end", "config_h",
                  "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf")
-SDK_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
-MACRO_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SDK_KEY_RE = re.compile(r"[A-Za-z0-9_]+")
+MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checker]:
@@ -47,15 +47,17 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         return None, ck
     board = Board(dir=board_dir, path=doc.path, type="", target="", doc=doc,
                   hardware_loaded=not any(key in HARDWARE_KEYS for key in doc.skipped))
+    for part in board_dir.split("/"):  # the dir names a firmware directory and a CMake string
+        ck.sink_ok(part, "", "dir_name")
     board.type = ck.typed(data.get("type"), "type", str) or ""
     board.target = ck.typed(data.get("target"), "target", str) or ""
     if board.target and board.target not in TARGETS:
         ck.error("target", f"unknown target {describe(board.target)}; use one of {', '.join(TARGETS)}")
     if "manufacturer" in data:
-        board.manufacturer = ck.typed(data["manufacturer"], "manufacturer", str)
+        board.manufacturer = ck.text(data["manufacturer"], "manufacturer", "manufacturer")
     board.preview = bool(ck.typed(data.get("preview", False), "preview", bool))
     board.has_config_json = bool(ck.typed(data.get("config_json", True), "config_json", bool))
-    board.sources = ck.typed(data.get("sources", "custom"), "sources", str) or "custom"
+    board.sources = ck.text(data.get("sources", "custom"), "sources", "file_name") or "custom"
     if "source_facts" in data:
         facts = ck.mapping(data["source_facts"], "source_facts", FACT_KEYS)
         flags = {k: bool(ck.typed(v, join("source_facts", k), bool)) for k, v in facts.items()
@@ -92,9 +94,10 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
         else:
             ck.error(key, f"expected a list of GPIO numbers, got {describe(raw)}")
     if "config_h_guard" in data:
-        board.config_h_guard = ck.typed(data["config_h_guard"], "config_h_guard", str, optional=True)
+        board.config_h_guard = ck.text(data["config_h_guard"], "config_h_guard", "c_macro", optional=True)
     if "config_h_guard_end" in data:
-        board.config_h_guard_end = ck.typed(data["config_h_guard_end"], "config_h_guard_end", str, optional=True)
+        board.config_h_guard_end = ck.text(data["config_h_guard_end"], "config_h_guard_end", "c_endif_tail",
+                                           optional=True)
     if "config_h" in data:
         board.config_h = _items(ck, data["config_h"], "config_h")
         _check_field_slots(ck, board)
@@ -128,9 +131,13 @@ def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
     label = ck.typed(data.get("label"), join(path, "label"), str) or ""
     target = ck.typed(data.get("target"), join(path, "target"), str) or ""
     entry = KconfigEntry(symbol=symbol, label=label, target=target)
-    for key in ("text_font", "icon_font", "emoji_collection", "emote_resolution", "camera_enable_symbol"):
+    for key in ("text_font", "icon_font"):  # font names: checked against their patterns in validate
         if key in data:
             setattr(entry, key, ck.typed(data[key], join(path, key), str, optional=True))
+    for key, kind in (("emoji_collection", "cmake_word"), ("emote_resolution", "cmake_word"),
+                      ("camera_enable_symbol", "kconfig_symbol")):
+        if key in data:
+            setattr(entry, key, ck.text(data[key], join(path, key), kind, optional=True))
     if "display_model" in data:
         value = ck.typed(data["display_model"], join(path, "display_model"), str, optional=True)
         if value not in (None, "oled", "lcd"):
@@ -139,13 +146,19 @@ def _kconfig_entry(ck: Checker, raw: Any, path: str) -> KconfigEntry | None:
     for key in ("device_aec", "emote_style", "target_default", "camera_mirror_dynamic"):
         if key in data:
             setattr(entry, key, bool(ck.typed(data[key], join(path, key), bool)))
-    for key in ("kconfig_extra", "cmake_hooks"):
+    for key, kind in (("kconfig_extra", "free_text"), ("cmake_hooks", "cmake_word")):
         if key in data:
-            setattr(entry, key, ck.string_list(data[key], join(path, key)))
+            setattr(entry, key, ck.string_list(data[key], join(path, key), kind))
     if "extra_cmake" in data:
         extra = data["extra_cmake"]
         if isinstance(extra, dict):
-            entry.extra_cmake = {str(k): v for k, v in extra.items() if ck.typed(v, join(join(path, "extra_cmake"), k), str)}
+            where = join(path, "extra_cmake")
+            for k, v in extra.items():
+                if not isinstance(k, str):
+                    ck.error(join(where, str(k)), "expected a CMake variable name", key=True)
+                elif ck.sink_ok(k, join(where, k), "cmake_variable", key=True) \
+                        and ck.text(v, join(where, k), "cmake_arg") is not None:
+                    entry.extra_cmake[k] = v
         else:
             ck.error(join(path, "extra_cmake"), f"expected a mapping of CMake variable to value, got {describe(extra)}")
     return entry
@@ -158,11 +171,13 @@ def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
     lines = []
     for key, value in raw.items():
         sub = join(path, str(key))
-        if not isinstance(key, str) or not SDK_KEY_RE.match(key):
+        if not isinstance(key, str) or not SDK_KEY_RE.fullmatch(key):
             ck.error(sub, "Kconfig keys are letters, digits and '_' (write them without CONFIG_)", key=True)
             continue
         if key.startswith("CONFIG_"):
             ck.error(sub, "write the key without the CONFIG_ prefix", key=True)
+            continue
+        if not ck.sink_ok(key, sub, "sdkconfig_key", key=True):
             continue
         if isinstance(value, bool):
             ck.error(sub, f"got {describe(value)}; write Kconfig booleans as the strings 'y' or 'n'")
@@ -171,6 +186,8 @@ def _sdkconfig_lines(ck: Checker, raw: Any, path: str) -> list[str]:
             value = str(value)
         if not isinstance(value, str):
             ck.error(sub, f"expected a string value, got {describe(value)}")
+            continue
+        if not ck.sink_ok(value, sub, "sdkconfig_value"):
             continue
         lines.append(f"CONFIG_{key}={value}")
     return lines
@@ -181,10 +198,10 @@ def _unprefixed_lines(ck: Checker, raw: Any, path: str) -> list[str]:
     build sees what upstream's did, and `boards kconfig-check` warns about each."""
     lines = []
     for i, line in enumerate(ck.string_list(raw, path)):
-        if line.startswith("CONFIG_") or not re.match(r"^[A-Za-z0-9_]+=", line):
+        if line.startswith("CONFIG_") or not re.match(r"[A-Za-z0-9_]+=", line):
             ck.error(join(path, i), f"{describe(line)}: expected KEY=value without CONFIG_ (lines with the prefix "
                                     "go under sdkconfig)")
-        else:
+        elif ck.sink_ok(line.partition("=")[2], join(path, i), "sdkconfig_value"):
             lines.append(line)
     return lines
 
@@ -206,7 +223,8 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
         return []
     name = ck.typed(data.get("name"), join(path, "name"), str) or ""
     spec, spec_text = _idf(ck, data.get("idf_version"), join(path, "idf_version"))
-    legacy = ck.string_list(data["legacy_names"], join(path, "legacy_names")) if "legacy_names" in data else []
+    legacy = ck.string_list(data["legacy_names"], join(path, "legacy_names"), "legacy_name") \
+        if "legacy_names" in data else []
     options = data.get("build_options", {})
     if not isinstance(options, dict):
         ck.error(join(path, "build_options"), f"expected a mapping, got {describe(options)}")
@@ -233,7 +251,7 @@ def _variants(ck: Checker, board: Board, raw: Any, path: str) -> list[Variant]:
         x_spec, x_text = _idf(ck, pair["idf_version"], join(path, "p4x.idf_version"))
     twin = Variant(board=board, kconfig=None, name=ck.typed(pair.get("name"), join(path, "p4x.name"), str) or "",
                    target=board.target, index=0,
-                   legacy_names=ck.string_list(pair["legacy_names"], join(path, "p4x.legacy_names"))
+                   legacy_names=ck.string_list(pair["legacy_names"], join(path, "p4x.legacy_names"), "legacy_name")
                    if "legacy_names" in pair else [],
                    idf_version=x_spec, idf_version_text=x_text, sdkconfig_append=list(lines),
                    has_sdkconfig_append=has_append, build_options=dict(options), chip_variant="p4x",
@@ -250,7 +268,7 @@ def _columns(ck: Checker, raw: Any, path: str) -> dict[str, list[int]]:
     for name, value in raw.items():
         sub = join(path, str(name))
         cols = value if isinstance(value, list) else [value]
-        if not MACRO_RE.match(str(name)):
+        if not MACRO_RE.fullmatch(str(name)):
             ck.error(sub, f"{describe(name)} is not a C macro name", key=True)
         elif not cols or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= 200 for c in cols):
             ck.error(sub, f"expected a column 0..200 or a list of them, got {describe(value)}")
@@ -290,25 +308,23 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
         kind = next(iter(item))
         if kind == "define":
             data = ck.mapping(item, sub, ["define", "value", "comment", "params"])
-            name = ck.typed(data.get("define"), join(sub, "define"), str)
-            if name and not MACRO_RE.match(name):
-                ck.error(join(sub, "define"), f"{describe(name)} is not a C macro name")
+            name = ck.text(data.get("define"), join(sub, "define"), "c_macro")
             value = data.get("value", "")
             if isinstance(value, (int, bool)) and not isinstance(value, bool):
                 value = str(value)
-            value = ck.typed(value, join(sub, "value"), str) or ""
-            comment = ck.typed(data.get("comment"), join(sub, "comment"), str, optional=True)
-            params = ck.typed(data.get("params"), join(sub, "params"), str, optional=True)
+            value = ck.text(value, join(sub, "value"), "c_expr") or ""
+            comment = ck.text(data.get("comment"), join(sub, "comment"), "c_comment", optional=True)
+            params = ck.text(data.get("params"), join(sub, "params"), "c_params", optional=True)
             if name:
                 out.append(Define(name, value, comment, params))
         elif kind in ("include", "raw"):
             ck.mapping(item, sub, [kind])
-            text = ck.typed(item[kind], join(sub, kind), str)
+            text = ck.text(item[kind], join(sub, kind), "c_include" if kind == "include" else "c_raw")
             if text is not None:
                 out.append(Include(text) if kind == "include" else Raw(text))
         elif kind == "branches":
             ck.mapping(item, sub, ["branches", "end", "indent"])
-            end = ck.typed(item.get("end"), join(sub, "end"), str, optional=True)
+            end = ck.text(item.get("end"), join(sub, "end"), "c_endif_tail", optional=True)
             indent = ck.typed(item.get("indent", 0), join(sub, "indent"), int) or 0
             branches: list[tuple[str | None, list[Item]]] = []
             for j, branch in enumerate(_list(ck, item["branches"], join(sub, "branches"))):
@@ -322,6 +338,8 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
                 if (first and word not in ("if", "ifdef", "ifndef")) or (not first and word not in ("elif", "else")):
                     expect = "if/ifdef/ifndef" if first else "elif/else"
                     ck.error(join(bpath, "when"), f"expected a condition starting with {expect}, got {describe(when)}")
+                    continue
+                if not ck.sink_ok(when, join(bpath, "when"), "c_condition"):
                     continue
                 branches.append((None if when == "else" else when, _items(ck, bdata.get("items", []), join(bpath, "items"))))
             if branches:
@@ -356,7 +374,7 @@ def _field_paths(ck: Checker, raw: list[Any], path: str) -> list[str]:
 
 def is_valid_ident(text: str) -> bool:
     """``^[a-z0-9.-]+$`` (type and variant names)."""
-    return bool(IDENT_RE.match(text))
+    return bool(IDENT_RE.fullmatch(text))
 
 
 def board_dir_for(root: Path, path: Path) -> str:

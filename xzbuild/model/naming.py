@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from decimal import Decimal
 
-IDENT_RE = re.compile(r"^[a-z0-9.-]+$")
-MANUFACTURER_RE = re.compile(r"^[a-z0-9-]+$")
-TEXT_FONT_RE = re.compile(r"^font_noto_sans_basic_([0-9]+)_([0-9]+)$")
-ICON_FONT_RE = re.compile(r"^font_material_symbols_([0-9]+)_([0-9]+)$")
-SYMBOL_RE = re.compile(r"^BOARD_TYPE_[A-Za-z0-9_]+$")
+# Names become directory names, command-line words and URL parts: never '.' or '-' first ('..', '.hidden',
+# '--flag'), and ``\Z`` rather than ``$`` so a trailing newline does not match.
+IDENT_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*\Z")
+MANUFACTURER_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
+TEXT_FONT_RE = re.compile(r"^font_noto_sans_basic_([0-9]+)_([0-9]+)\Z")
+ICON_FONT_RE = re.compile(r"^font_material_symbols_([0-9]+)_([0-9]+)\Z")
+SYMBOL_RE = re.compile(r"^BOARD_TYPE_[A-Za-z0-9_]+\Z")
 CJK = "\u3400-\u9fff"
-LABEL_RE = re.compile(rf"^[^{CJK}]+(\([^)]*[{CJK}][^)]*\))?$")
+LABEL_RE = re.compile(rf"^[^{CJK}]+(\([^)]*[{CJK}][^)]*\))?\Z")
 STALE_LABEL_WORDS = ("ALIENTEK", "AMOLOED", "AIPI-Lite", "NOLOGO", "NULLLAB-AI-VOX3", "StopWatch",
                      "electronBot", "ottoRobot")
 TARGETS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")

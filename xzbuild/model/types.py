@@ -215,7 +215,7 @@ def parse_idf_spec(text: str) -> SpecifierSet:
     """Turn upstream's one-comparison ``idf_version`` (``>=6.1``, ``<6.0``) into a SpecifierSet."""
     import re
 
-    m = re.fullmatch(r"\s*(<=|>=|<|>|==)\s*v?(\d+\.\d+(?:\.\d+)?)\s*", text)
+    m = re.fullmatch(r" *(<=|>=|<|>|==) *v?([0-9]+\.[0-9]+(?:\.[0-9]+)?) *", text)
     if not m:
         raise ValueError("expected one comparison like '>=6.1' or '<6.0'")
     version = m.group(2)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from xzbuild.core.check import describe
 from xzbuild.core.errors import UserError, UserErrors
+from xzbuild.core.sinks import problem
 from xzbuild.model.naming import (
     ICON_FONT_RE,
     IDENT_RE,
@@ -61,7 +63,8 @@ def _err(board: Board, key: str, message: str) -> UserError:
 def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
     out: list[UserError] = []
     if board.type and not IDENT_RE.match(board.type):
-        out.append(_err(board, "type", f"'{board.type}' must match ^[a-z0-9.-]+$ (lowercase, digits, '.', '-')"))
+        out.append(_err(board, "type", f"'{board.type}' must match ^[a-z0-9.-]+$ (lowercase, digits, '.', '-') and "
+                                       "start with a letter or digit"))
     nested = "/" in board.dir
     if nested:
         expected = board.dir.split("/")[0]
@@ -100,7 +103,12 @@ def _kconfig_rules(board: Board, k: Any, path: str) -> list[UserError]:
     out: list[UserError] = []
     if not SYMBOL_RE.match(k.symbol):
         out.append(_err(board, f"{path}.symbol", f"'{k.symbol}' must look like BOARD_TYPE_<NAME> (no CONFIG_)"))
-    if not LABEL_RE.match(k.label) or "\n" in k.label or '"' in k.label:
+    bad_text = problem("kconfig_prompt", k.label)
+    if bad_text:  # the label is the Kconfig prompt: one printable line, escaped by the generator
+        out.append(_err(board, f"{path}.label", f"{describe(k.label)} {bad_text}"))
+    elif '"' in k.label or "\\" in k.label:  # upstream's scripts read the prompt without unescaping
+        out.append(_err(board, f"{path}.label", "labels may not contain '\"' or '\\'; reword the label"))
+    elif not LABEL_RE.match(k.label):
         out.append(_err(board, f"{path}.label", "labels are English; Chinese text is allowed only as one "
                                                 "trailing parenthetical, e.g. 'Foo Board (面包板)'"))
     for word in STALE_LABEL_WORDS:
@@ -118,7 +126,8 @@ def _kconfig_rules(board: Board, k: Any, path: str) -> list[UserError]:
 def _variant_rules(bs: BoardSet, board: Board, v: Variant) -> list[UserError]:
     out: list[UserError] = []
     if v.name and not IDENT_RE.match(v.name):
-        out.append(UserError(f"{v.path_key}.name: '{v.name}' must match ^[a-z0-9.-]+$", v.location("name")))
+        out.append(UserError(f"{v.path_key}.name: '{v.name}' must match ^[a-z0-9.-]+$ and start with a letter or "
+                             "digit (it names directories and command-line words)", v.location("name")))
     if "_" in v.full_name:
         out.append(UserError(f"{v.path_key}.name: release names may not contain '_'", v.location("name")))
     defaults = bs.firmware.defaults_for(board.target)

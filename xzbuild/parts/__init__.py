@@ -43,7 +43,8 @@ def check_hardware(ck: Checker, value: Any, path: str) -> dict[str, dict[str, An
                 continue
             if key == "notes":
                 notes = ck.mapping(val, join(ppath, "notes"), [f.name for f in part.fields])
-                clean["notes"] = {k: v for k, v in notes.items() if ck.typed(v, join(join(ppath, "notes"), k), str)}
+                clean["notes"] = {k: v for k, v in notes.items()
+                                  if ck.text(v, join(join(ppath, "notes"), k), "c_comment")}
                 continue
             if key == "macros":
                 spelled = ck.mapping(val, join(ppath, "macros"), [f.name for f in part.fields])

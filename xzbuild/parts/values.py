@@ -13,9 +13,9 @@ import operator
 import re
 from typing import Any
 
-_GPIO = re.compile(r"^GPIO_NUM_(\d+)$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
+_GPIO = re.compile(r"^GPIO_NUM_([0-9]+)\Z")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_HEX = re.compile(r"^0[xX][0-9a-fA-F]+\Z")
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
         ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 
@@ -131,6 +131,11 @@ def spelling_problem(kind: str, value: Any, text: Any, parens: bool = False) -> 
         return "expected the C text as a string; quote it (YAML reads 0x14 as a number)"
     if not isinstance(text, str) or not text.strip() or "\n" in text:
         return "expected one line of C text"
+    from xzbuild.core.sinks import problem
+
+    bad = problem("c_expr", text)
+    if bad:
+        return bad
     canonical = emit(kind, value)
     if tokens(text) == (f"({canonical})" if parens else canonical):
         return "same as the canonical spelling; remove the override"
@@ -174,5 +179,9 @@ def check(kind: str, value: Any) -> str | None:
         addr_ok = isinstance(value, str) and bool(_HEX.match(value) or _IDENT.match(value))
         return None if addr_ok else "expected a hex address like '0x18' or a C constant name"
     if kind == "text":
-        return None if isinstance(value, str) and value and "\n" not in value else "expected one line of C text"
+        if not isinstance(value, str) or not value or "\n" in value:
+            return "expected one line of C text"
+        from xzbuild.core.sinks import problem
+
+        return problem("c_expr", value)
     return f"unknown kind {kind}"
