@@ -42,6 +42,10 @@ def _check_import(tree: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert rc == 0 and not err, err
     assert main(["boards", "check", "--boards", str(out)]) == 0, capsys.readouterr().err
     assert "board files" in capsys.readouterr().out
+    # Every table a variant names was carried (original bytes), so the check above judged each one.
+    for variant in load_boards(out).variants():
+        ref = variant.partition_table
+        assert (out / "partitions" / ref.removeprefix("partitions/")).read_bytes() == (tree / ref).read_bytes(), ref
 
 
 @pytest.mark.parametrize("offset", OFFSETS)
