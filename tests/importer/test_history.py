@@ -64,10 +64,11 @@ def _roundtrip_module() -> object:
     return module
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc -E -dM is the judge")
 @pytest.mark.parametrize("offset", [9])
 def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offset: int,
                                    capsys: pytest.CaptureFixture[str]) -> None:
+    if shutil.which("gcc") is None:  # the judge; under CI a missing judge fails instead of skipping
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("gcc -E -dM is the judge; install gcc")
     tree = export_tree(upstream_history, f"HEAD~{offset}", tmp_path / "fw")
     boards = tmp_path / "boards"
     assert _import(tree, boards, capsys)[0] == 0
@@ -75,6 +76,9 @@ def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offse
     shutil.copytree(tree, copy)
     assert main(["generate", "--boards", str(boards), "--firmware", str(copy)]) == 0
     capsys.readouterr()
+    from tests.codegen.test_global_tables_upstream import table_differences
+
+    assert table_differences(tree, copy) == []  # Kconfig choice, defaults, dependency lists, CMake chain
     ups = sorted((tree / "main" / "boards").rglob("config.json"))
     assert ups
     for path in ups:
@@ -87,7 +91,8 @@ def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offse
 FULL = os.environ.get("XZBUILD_UPSTREAM_FULL")
 
 
-@pytest.mark.skipif(not FULL, reason="set XZBUILD_UPSTREAM_FULL to a full upstream clone (history from 2025-02)")
+# Opt-in (docs/testing.md lists it): a full upstream clone is not part of `make install`.
+@pytest.mark.skipif(not FULL, reason="opt-in: set XZBUILD_UPSTREAM_FULL to a full upstream clone (history from 2025-02)")
 def test_full_history_2025(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Opt-in: commits of a full clone from the first board config.json (2025-02-18) to the bundle's start."""
     assert FULL

@@ -1,10 +1,10 @@
-"""Read the board tables back out of firmware files, to compare a regenerated tree with upstream's."""
+"""Test judge: read the board tables back out of firmware files, to compare a regenerated tree with upstream's.
+
+Written for the tests from upstream's file layout; imports nothing from ``xzbuild``."""
 
 from __future__ import annotations
 
 import re
-
-from xzbuild.codegen.tables import _depends_statement
 
 _ENTRY = re.compile(
     r'^    config (BOARD_TYPE_[A-Za-z0-9_]+)\n        bool "([^"]+)"\n        depends on (IDF_TARGET_[A-Za-z0-9_]+)$',
@@ -46,12 +46,43 @@ def cmake_table(cmake: str) -> dict[str, dict[str, str]]:
     return table
 
 
+def _depends_expression(kconfig: str, kind: str, name: str) -> str | None:
+    """The board-listing ``depends on`` expression of ``<kind> <name>`` (continuation lines joined)."""
+    head = re.search(rf"^([ \t]*){kind} {name}[ \t]*\n", kconfig, re.M)
+    if head is None:
+        return None
+    lines = kconfig[head.end():].split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.lstrip(" \t")
+        if stripped and len(line) - len(stripped) <= len(head.group(1)):
+            return None
+        if stripped.startswith("depends on "):
+            statement = stripped
+            while statement.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                statement = statement[:-1] + " " + lines[i].strip()
+            if "BOARD_TYPE_" in statement:
+                return statement[len("depends on "):]
+        i += 1
+    return None
+
+
+def choice_default(kconfig: str, name: str) -> str | None:
+    """The unconditional ``default X`` of ``choice <name>``."""
+    m = re.search(rf"^[ \t]*choice {name}[ \t]*\n((?:[ \t]+[^\n]*\n|\n)*?)[ \t]*(?:config|endchoice)\b", kconfig, re.M)
+    if m is None:
+        return None
+    found = re.search(r"^[ \t]*default (\w+)[ \t]*$", m.group(1), re.M)
+    return found.group(1) if found else None
+
+
 def dependency_terms(kconfig: str, kind: str, name: str) -> set[str]:
     """The board terms (``BOARD_TYPE_X`` or ``(BOARD_TYPE_X && COND)``) of a board dependency list, normalised."""
-    found = _depends_statement(kconfig, kind, name)
-    if found is None:
+    expr = _depends_expression(kconfig, kind, name)
+    if expr is None:
         return set()
-    expr = found[3]
     terms = set()
     for m in re.finditer(r"\(\s*(BOARD_TYPE_\w+)\s*&&\s*([^)]*?)\s*\)|(BOARD_TYPE_\w+)", expr):
         terms.add(f"({m.group(1)} && {m.group(2)})" if m.group(1) else m.group(3))
