@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from assets_gen.font import CbinFormatError, ftlib, read_cbin
 from assets_gen.font.cbin_writer import GlyphRecord, build_cbin, jsround, pack_coverage
-from assets_gen.font.cmap_plan import plan_subtables, plan_subtables_reference
+from assets_gen.font.cmap_plan import plan_subtables
+from tests.assets_font.cmap_reference import plan_subtables_reference
 
 code_sets = st.sets(st.one_of(st.integers(0x20, 0x600), st.integers(0x4E00, 0x4F80), st.integers(0x1F300, 0x1F400)),
                     min_size=1, max_size=120).map(sorted)
