@@ -7,9 +7,10 @@ BIN    := $(VENV)/bin
 APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-color-emoji \
                 fonts-dejavu-core espeak-ng python3-venv mosquitto chromium
 STAMP  := $(VENV)/.installed
-# npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks), pinned;
-# installed once into $(VENV)/npm/node_modules, never fetched at run time.
-NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1
+# npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks, LVGL's
+# lv_font_conv as the kerning reference), pinned; installed once into $(VENV)/npm/node_modules, never fetched
+# at run time.
+NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 lv_font_conv@1.5.3
 NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
 .PHONY: all install apt demo test lint unit clean
