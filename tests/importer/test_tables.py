@@ -104,3 +104,20 @@ def test_unresolvable_table_is_an_import_error(upstream_history: Path, repo_root
     assert f"{cfg}:{line}: " in err and "'partitions/acme/8m.csv'" in err and str(fork / "partitions/acme/8m.csv") in err
     assert "Traceback" not in err and not (boards / "acme-fork-board.yaml").exists()
     assert main(["boards", "check", "--boards", str(boards)]) == 0, capsys.readouterr().err
+
+
+def test_check_refuses_a_table_path_outside_the_tree(repo_root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The table reference is board data reaching a path: `boards check` refuses one that leaves the tree."""
+    boards = tmp_path / "boards"
+    shutil.copytree(repo_root / "boards", boards)
+    path = boards / "bread-compact-wifi.yaml"
+    text = path.read_text(encoding="utf-8")
+    anchor = "- name: bread-compact-wifi\n  sdkconfig:\n"
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + "    PARTITION_TABLE_CUSTOM_FILENAME: '\"../../x.csv\"'\n", 1),
+                    encoding="utf-8")
+    assert main(["boards", "check", "--boards", str(boards)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:" in err and "'../../x.csv' is not a relative .csv path inside the firmware tree" in err
+    assert "Traceback" not in err
