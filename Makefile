@@ -8,10 +8,12 @@ APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-colo
                 fonts-dejavu-core espeak-ng python3-venv mosquitto chromium nodejs cmake
 STAMP  := $(VENV)/.installed
 # npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks; ws, dotenv and
-# debug: the three dependencies of the firmware author's MQTT gateway, run as a test peer), pinned;
-# installed once into $(VENV)/npm/node_modules, never fetched at run time. esptool-js: the release site serves
-# its browser bundle for the board pages' chip check (the 0.6 line ESP Web Tools 10.4.0 bundles, same detection).
-NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 ws@8.23.1 dotenv@16.6.1 debug@4.4.3 esptool-js@0.6.1
+# debug: the three dependencies of the firmware author's MQTT gateway, run as a test peer; LVGL's lv_font_conv
+# as the kerning reference), pinned; installed once into $(VENV)/npm/node_modules, never fetched at run time.
+# esptool-js: the release site serves its browser bundle for the board pages' chip check (the 0.6 line
+# ESP Web Tools 10.4.0 bundles, same detection).
+NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 ws@8.23.1 dotenv@16.6.1 debug@4.4.3 esptool-js@0.6.1 \
+                lv_font_conv@1.5.3
 NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
 .PHONY: all install apt demo test lint unit clean

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from xzbuild.codegen import readback  # noqa: E402
+from tests.codegen import readback  # noqa: E402
 from xzbuild.codegen.cpp_equiv import compare_headers  # noqa: E402
 from xzbuild.codegen.hooks import hook_key, read_hooks  # noqa: E402
 from xzbuild.codegen.jsonfmt import format_config_json  # noqa: E402

@@ -85,29 +85,3 @@ def plan_subtables(codes: Sequence[int]) -> list[tuple[int, int, int]]:
         i = j - 1
     out.reverse()
     return out
-
-
-def plan_subtables_reference(codes: Sequence[int]) -> list[tuple[int, int, int]]:
-    """The reference's quadratic algorithm, kept for cross-checking ``plan_subtables`` in tests."""
-    n = len(codes)
-    best: list[tuple[int, int, int]] = []  # (dist, start, format)
-    for i in range(n):
-        cur: tuple[float, int, int] = (float("inf"), 0, 0)
-        for j in range(i + 1):
-            prev = best[j - 1][0] if j else 0
-            d = codes[i] - codes[j]
-            if d < 256 and prev + 16 + d + 1 < cur[0]:
-                cur = (prev + 16 + d + 1, j, FORMAT0_FULL)
-            if d < 256 and codes[i] - i == codes[j] - j and prev + 16 < cur[0]:
-                cur = (prev + 16, j, FORMAT0_TINY)
-            if d < 65536 and prev + 16 + 2 * (i - j + 1) < cur[0]:
-                cur = (prev + 16 + 2 * (i - j + 1), j, SPARSE_TINY)
-        best.append((int(cur[0]), cur[1], cur[2]))
-    out = []
-    i = n - 1
-    while i >= 0:
-        _, j, fmt = best[i]
-        out.append((fmt, j, i))
-        i = j - 1
-    out.reverse()
-    return out

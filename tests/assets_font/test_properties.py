@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from assets_gen.font import CbinFormatError, ftlib, read_cbin
 from assets_gen.font.cbin_writer import GlyphRecord, build_cbin, jsround, pack_coverage
-from assets_gen.font.cmap_plan import plan_subtables, plan_subtables_reference
+from assets_gen.font.cmap_plan import plan_subtables
+from tests.assets_font.cmap_reference import plan_subtables_reference
 
 code_sets = st.sets(st.one_of(st.integers(0x20, 0x600), st.integers(0x4E00, 0x4F80), st.integers(0x1F300, 0x1F400)),
                     min_size=1, max_size=120).map(sorted)
@@ -116,7 +117,7 @@ def test_reader_messages() -> None:
 
 def test_binding_struct_layout_matches_freetype_py() -> None:
     """Our hand-written struct prefixes agree with freetype-py's complete definitions."""
-    ftpy = pytest.importorskip("freetype.ft_structs")
+    import freetype.ft_structs as ftpy  # freetype-py is a dev dependency: missing it fails, never skips
     for ours, theirs, names in (
         (ftlib._FaceRec, ftpy.FT_FaceRec, ["units_per_EM", "underline_thickness", "glyph"]),
         (ftlib._GlyphSlotRec, ftpy.FT_GlyphSlotRec,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.codegen import readback
 from xzbuild.cli.main import main
-from xzbuild.codegen import readback
 from xzbuild.codegen.hooks import Hook, read_hooks
 from xzbuild.codegen.plan import build_plan
 from xzbuild.codegen.writer import find_drift

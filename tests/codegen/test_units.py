@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xzbuild.codegen import readback
+from tests.codegen import readback
 from xzbuild.codegen.cpp_equiv import compare_headers
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
 from xzbuild.codegen.natural import natural_label_key, sort_labels_naturally

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,24 +40,50 @@ def no_permission_prefix() -> tuple[str, ...]:
         return ()
     setpriv = shutil.which("setpriv")
     if setpriv is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI=true: root without setpriv (util-linux) cannot be denied a permission")
         pytest.skip("root without setpriv cannot be denied a permission")
     caps = "-dac_override,-dac_read_search"
     return (setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}")
 
 
-@contextlib.contextmanager
-def tmpfs(path: Path, size_kb: int, readonly: bool = False) -> Iterator[Path]:
-    """A real small (or read-only) file system at ``path`` (needs root, as in CI); skips elsewhere."""
-    path.mkdir(parents=True, exist_ok=True)
-    opts = f"size={size_kb}k" + (",ro" if readonly else "")
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], capture_output=True, text=True,
-                          check=False)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
+_TMPFS_SCRIPT = r"""
+mount -t tmpfs -o "$XZ_OPTS" tmpfs "$XZ_MNT" || exit 97
+if [ "$XZ_FILL" -gt 0 ]; then head -c "$((XZ_FILL * 1024))" /dev/zero > "$XZ_MNT/filler" || exit 97; fi
+"$@"; rc=$?
+if [ -n "$XZ_SNAP" ]; then cp -a "$XZ_MNT/." "$XZ_SNAP/"; fi
+exit $rc
+"""
+
+
+def run_on_tmpfs(cmd: list[str], mountpoint: Path, size_kb: int, *, readonly: bool = False, filler_kb: int = 0,
+                 snapshot: Path | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
+                 timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` with a real small (or read-only) tmpfs at ``mountpoint``, mounted in a private user and mount
+    namespace (``unshare -rm``): no mount privilege is needed, so this runs as root and unprivileged alike. A
+    ``filler`` file of ``filler_kb`` KiB is written first; the tmpfs content is copied to ``snapshot`` after
+    ``cmd`` ends (the mount vanishes with the namespace). Without user namespaces the test fails under CI."""
+    mountpoint.mkdir(parents=True, exist_ok=True)
+    if snapshot is not None:
+        snapshot.mkdir(parents=True, exist_ok=True)
+    unshare = shutil.which("unshare")
+    reason = "no unshare(1) (util-linux)" if unshare is None else ""
+    if unshare is not None:
+        full_env = {**(env or os.environ), "XZ_MNT": str(mountpoint), "XZ_FILL": str(filler_kb),
+                    "XZ_OPTS": f"size={size_kb}k" + (",ro" if readonly else ""), "XZ_SNAP": str(snapshot or "")}
+        proc = subprocess.run([unshare, "-rm", "bash", "-c", _TMPFS_SCRIPT, "bash", *cmd], capture_output=True,
+                              text=True, env=full_env, cwd=cwd, timeout=timeout, check=False)
+        if proc.returncode != 97 and "unshare failed" not in proc.stderr:
+            return proc
+        reason = f"cannot mount a tmpfs in a user namespace here ({proc.stderr.strip()})"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI=true: {reason}; enable unprivileged user namespaces or run as root")
+    pytest.skip(reason)
+
+
+def child_cmd(argv: list[str]) -> list[str]:
+    """The command ``run_child`` runs, for ``run_on_tmpfs``."""
+    return [sys.executable, "-c", f"import sys; from xzbuild.cli.main import main; sys.exit(main({argv!r}))"]
 
 
 def assert_clean_failure(code: int, err: str, expected: str | None = None) -> None:

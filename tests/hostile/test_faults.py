@@ -17,9 +17,10 @@ import pytest
 from tests.hostile.conftest import (
     REPO,
     assert_clean_failure,
+    child_cmd,
     no_permission_prefix,
     run_child,
-    tmpfs,
+    run_on_tmpfs,
 )
 from tests.hostile.test_cli_table import BOMB
 
@@ -68,17 +69,18 @@ def test_permission_denied_is_one_line(tmp_path: Path, argv: list[str], names: s
 
 @pytest.mark.parametrize(("argv", "names"), [c[1:] for c in WRITERS], ids=[c[0] for c in WRITERS])
 def test_read_only_file_system_is_one_line(tmp_path: Path, argv: list[str], names: str) -> None:
-    with tmpfs(tmp_path / "ro", 64, readonly=True) as ro:
-        proc = run_child(_argv(argv, ro, _results_file(tmp_path)), tmp_path)
+    ro = tmp_path / "ro"
+    proc = run_on_tmpfs(child_cmd(_argv(argv, ro, _results_file(tmp_path))), ro, 64, readonly=True,
+                        env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
     assert_clean_failure(proc.returncode, proc.stderr, r": Read-only file system; the file system is read-only")
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def test_full_disk_is_one_line_and_leaves_no_temp_file(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "full", 16) as full:
-        (full / "filler").write_bytes(b"\0" * (15 * 1024))
-        proc = run_child(["boards", "schema", "-o", str(full / "schema.json")], tmp_path)
-        leftovers = sorted(p.name for p in full.iterdir())
+    full, snap = tmp_path / "full", tmp_path / "after"
+    proc = run_on_tmpfs(child_cmd(["boards", "schema", "-o", str(full / "schema.json")]), full, 16, filler_kb=15,
+                        snapshot=snap, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    leftovers = sorted(p.name for p in snap.iterdir())
     assert_clean_failure(proc.returncode, proc.stderr, r"No space left on device; the disk is full; free some space")
     assert leftovers == ["filler"]
 
@@ -96,16 +98,21 @@ def test_alias_bomb_under_a_memory_limit(tmp_path: Path) -> None:
 def test_matrix_build_on_a_full_disk_writes_what_it_knows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The out dir fills up while packaging: the variant fails with the reason, results.jsonl still lists every
     variant, and the run exits 1 with one line per failure."""
+    from tests.build.firmware import standin_env
     from tests.build.test_matrix_build import Project
     from xzbuild.build.results import BuildStatus, read_records
 
     project = Project(tmp_path)
-    with tmpfs(tmp_path / "small", 1024) as out:
-        code = project.build(monkeypatch, "bread-compact-wifi", "bread-compact-esp32", "--keep-going", out=out)
-        records = {r.full_name: r for r in read_records(out / "results.jsonl")}
-        manifest = json.loads((out / "manifest.json").read_text())
-        leftovers = [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
-    assert code == 1
+    out, snap = tmp_path / "small", tmp_path / "after"
+    env = {**standin_env(project.log, XZ_STANDIN_ASSETS="bread-compact-wifi"), "PYTHONPATH": str(REPO)}
+    argv = ["matrix", "build", "--boards", str(project.boards), "--firmware", str(project.firmware), "--out", str(out),
+            "--cache-dir", str(project.cache), "--relative-urls", "bread-compact-wifi", "bread-compact-esp32",
+            "--keep-going"]
+    proc = run_on_tmpfs(child_cmd(argv), out, 1024, snapshot=snap, env=env, cwd=tmp_path, timeout=300)
+    records = {r.full_name: r for r in read_records(snap / "results.jsonl")}
+    manifest = json.loads((snap / "manifest.json").read_text())
+    leftovers = [p.name for p in snap.iterdir() if p.name.endswith(".tmp")]
+    assert proc.returncode == 1, proc.stderr[-2000:]
     assert sorted(records) == ["bread-compact-esp32", "bread-compact-esp32-128x32", "bread-compact-wifi",
                                "bread-compact-wifi-128x64"]
     failed = [r for r in records.values() if r.status is BuildStatus.FAILED]

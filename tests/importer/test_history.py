@@ -42,6 +42,10 @@ def _check_import(tree: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert rc == 0 and not err, err
     assert main(["boards", "check", "--boards", str(out)]) == 0, capsys.readouterr().err
     assert "board files" in capsys.readouterr().out
+    # Every table a variant names was carried (original bytes), so the check above judged each one.
+    for variant in load_boards(out).variants():
+        ref = variant.partition_table
+        assert (out / "partitions" / ref.removeprefix("partitions/")).read_bytes() == (tree / ref).read_bytes(), ref
 
 
 @pytest.mark.parametrize("offset", OFFSETS)
@@ -60,10 +64,11 @@ def _roundtrip_module() -> object:
     return module
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc -E -dM is the judge")
 @pytest.mark.parametrize("offset", [9])
 def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offset: int,
                                    capsys: pytest.CaptureFixture[str]) -> None:
+    if shutil.which("gcc") is None:  # the judge; under CI a missing judge fails instead of skipping
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("gcc -E -dM is the judge; install gcc")
     tree = export_tree(upstream_history, f"HEAD~{offset}", tmp_path / "fw")
     boards = tmp_path / "boards"
     assert _import(tree, boards, capsys)[0] == 0
@@ -71,6 +76,9 @@ def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offse
     shutil.copytree(tree, copy)
     assert main(["generate", "--boards", str(boards), "--firmware", str(copy)]) == 0
     capsys.readouterr()
+    from tests.codegen.test_global_tables_upstream import table_differences
+
+    assert table_differences(tree, copy) == []  # Kconfig choice, defaults, dependency lists, CMake chain
     ups = sorted((tree / "main" / "boards").rglob("config.json"))
     assert ups
     for path in ups:
@@ -83,7 +91,8 @@ def test_current_layout_round_trip(upstream_history: Path, tmp_path: Path, offse
 FULL = os.environ.get("XZBUILD_UPSTREAM_FULL")
 
 
-@pytest.mark.skipif(not FULL, reason="set XZBUILD_UPSTREAM_FULL to a full upstream clone (history from 2025-02)")
+# Opt-in (docs/testing.md lists it): a full upstream clone is not part of `make install`.
+@pytest.mark.skipif(not FULL, reason="opt-in: set XZBUILD_UPSTREAM_FULL to a full upstream clone (history from 2025-02)")
 def test_full_history_2025(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Opt-in: commits of a full clone from the first board config.json (2025-02-18) to the bundle's start."""
     assert FULL

@@ -185,6 +185,23 @@ def _read(root: Path | None, rel: str) -> str | None:
         return None
 
 
+def _missing_tables(board_set: BoardSet, boards: list[Board], firmware: Path) -> dict[str, bytes]:
+    """The partition tables the boards' variants name that the checkout lacks, from ``<boards>/partitions/``
+    (a fork board imported with its table); tables the checkout has are never touched."""
+    from xzbuild.importer.tables import board_set_path, is_safe_ref
+
+    out: dict[str, bytes] = {}
+    for board in boards:
+        for variant in board.variants:
+            ref = variant.partition_table
+            if ref in out or not is_safe_ref(ref) or (firmware / ref).exists():
+                continue
+            source = board_set.root / "partitions" / board_set_path(ref)
+            if source.is_file():
+                out[ref] = source.read_bytes()
+    return out
+
+
 def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | None = None) -> Plan:
     """All generated files for ``board_set`` (restricted to boards ``only``; the tables are always included)."""
     plan = Plan()
@@ -205,6 +222,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
             plan.files[f"{base}/{archetype_source_name(board)}"] = archetype_source_text(board).encode("utf-8")
     if firmware is not None and not only:
         plan.stale = _stale_config_json(firmware, {b.dir for b in board_set.boards})
+    if firmware is not None:
+        plan.files.update(_missing_tables(board_set, boards, firmware))
     rows = board_rows(board_set)
     _check_unique(rows)
     # The tree's own table orders, recorded by the importer, keep the two tables' diffs to real changes.

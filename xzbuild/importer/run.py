@@ -30,6 +30,7 @@ from xzbuild.importer.migrate import (
     tree_symbol_rule,
 )
 from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
+from xzbuild.importer.tables import TableRef, board_set_path, board_tables, plan_tables
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
 from xzbuild.model.types import KconfigEntry
@@ -56,6 +57,8 @@ class ImportReport:
     # Upstream's own broken files (``file:line: what``): each skips one board; the rest is imported.
     errors: list[str] = field(default_factory=list)
     upstream_commit: str = ""
+    # Partition tables the boards name, copied into <out>/partitions/ (see importer.tables).
+    tables: list[str] = field(default_factory=list)
 
 
 def _git(firmware: Path, *args: str) -> str:
@@ -168,6 +171,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
 
     written: set[Path] = set()
     boards: list[tuple[str, dict[str, Any], int]] = []
+    tables: dict[str, tuple[str, TableRef]] = {}
     for board_dir in dirs:
         path = out / f"{board_dir}.yaml"
         try:
@@ -179,10 +183,29 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
         defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
                     **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
         report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        try:
+            refs = board_tables(firmware, board_dir, data)
+        except UserError as exc:
+            report.errors.append(str(exc))
+            written.add(path.resolve())
+            continue
+        for t in refs:
+            tables.setdefault(t.ref, (board_dir, t))
         boards.append((board_dir, data, n_variants))
     report.migrated += migrate_target_defaults(boards, kf.plain_default, set(kf.target_defaults))
     if only is not None:
         report.migrated += drop_clashing_defaults(boards, default_targets(out))
+    by_dest: dict[str, str] = {}
+    for ref, (board_dir, t) in sorted(tables.items()):
+        other = by_dest.setdefault(board_set_path(ref), ref)
+        if other != ref:
+            raise UserError(f"board {board_dir}: partition tables {other!r} and {ref!r} would both be kept as "
+                            f"partitions/{board_set_path(ref)}; rename one of them", t.where)
+    for dest, raw in plan_tables(firmware, out, tables):  # refuses before anything is written
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write_if_changed(dest, raw)
+        report.written.append(str(dest))
+        report.tables.append(str(dest))
     for board_dir, data, n_variants in boards:
         path = out / f"{board_dir}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
@@ -388,7 +411,8 @@ def _readme(report: ImportReport, date: str) -> str:
 One YAML file per upstream `main/boards/<dir>/` (`<manufacturer>/<board>.yaml` or `<board>.yaml`), read only
 through `xzbuild.model.load_boards()`; see `docs/board-model.md`. `_firmware.yaml` holds firmware-global facts
 (sdkconfig default layers, global Kconfig lists, chain order) and `board.schema.json` is the JSON Schema the
-files' `yaml-language-server` modeline points at. `partitions/` is maintained separately.
+files' `yaml-language-server` modeline points at. `partitions/` holds the partition tables the boards name
+(the import copies a table it lacks; see `docs/board-model.md`).
 
 Imported from xiaozhi-esp32 commit `{commit}` ({date or "date unknown"}) with
 

@@ -207,6 +207,11 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
     rel = v.partition_table.removeprefix("partitions/")
     key = "PARTITION_TABLE_CUSTOM_FILENAME"
     where = v.location(f"sdkconfig.{key}")
+    from xzbuild.importer.tables import is_safe_ref
+
+    if not is_safe_ref(v.partition_table):
+        return [UserError(f"{v.path_key}: partition table '{v.partition_table}' is not a relative .csv path inside "
+                          "the firmware tree; name a table under partitions/", where)]
     path = parts_dir / rel
     if not path.is_file():
         return [UserError(f"{v.path_key}: partition table '{v.partition_table}' not found in {parts_dir}; "
