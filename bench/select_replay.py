@@ -88,6 +88,13 @@ class CommitContent:
     def new(self, path: str) -> str | None:
         return self._show(self.commit, path)
 
+    def board_configs(self, side: str) -> dict[str, str]:
+        """The side's ``main/boards/**/config.json`` texts: PR mode resolves each variant from its own tree."""
+        from xzbuild.matrix.side_config import configs_at
+
+        rev = self.parent if side == "old" else self.commit
+        return configs_at(self.repo, rev) if rev is not None else {}
+
 
 def changed(repo: Path, commit: str, parent: str | None) -> tuple[list[str], list[tuple[str, str]]]:
     """(changed paths, renames old→new) of one commit against its first parent."""

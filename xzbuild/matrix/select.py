@@ -398,6 +398,12 @@ class GitContent:
             return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
         return self._show(self.head, path)
 
+    def board_configs(self, side: str) -> dict[str, str]:
+        """``main/boards/**/config.json`` texts of the ``"old"`` (base) or ``"new"`` (head) side."""
+        from xzbuild.matrix.side_config import configs_at
+
+        return configs_at(self.repo, self.base if side == "old" else self.head)
+
     def changed_paths(self) -> list[str]:
         """Paths changed between base and head (renames reported as delete + add); against the work tree,
         untracked files count too (a board file not yet added to git is a new board)."""
