@@ -88,6 +88,7 @@ def _report(verdicts: list[pr_oracle.Verdict], seconds: float) -> None:
           f"{sum(v.link_checks for v in verdicts)} link checks, {sum(len(v.refuted) for v in verdicts)} refuted")
 
 
+@pytest.mark.timeout(900)  # the window's fixture runs here: about 50 s of CPU, minutes of wall on a loaded host
 def test_pr_classes_hold_on_the_default_window(window) -> None:
     """Every class of every commit of the window holds for its link and, with a unit, under gcc."""
     refuted = [r for _, _, v in window for r in v.refuted]
@@ -95,6 +96,7 @@ def test_pr_classes_hold_on_the_default_window(window) -> None:
     assert not refuted, f"{len(refuted)} class member(s) differ: {refuted[:5]}"
 
 
+@pytest.mark.timeout(900)
 def test_default_window_covers_every_kind(window, upstream_history: Path) -> None:
     """The window holds each kind of change PR mode classifies (read from the selections and the diffs)."""
     kinds: set[str] = set()
@@ -126,6 +128,7 @@ def test_default_window_covers_every_kind(window, upstream_history: Path) -> Non
     assert pre_reorganisation >= 2
 
 
+@pytest.mark.timeout(900)
 def test_esp_box_3_keeps_its_device_aec_before_the_reorganisation(window, upstream_history: Path, records,
                                                                   tmp_path: Path) -> None:
     """Upstream 90311fc8fb (issue 32): esp-box-3's own config.json appends CONFIG_USE_DEVICE_AEC=y, which that
@@ -156,6 +159,7 @@ def _commits_with_classes(repo: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(0)
 def test_pr_classes_hold_on_the_whole_history(upstream_history: Path, repo_root: Path, records,
                                               tmp_path: Path) -> None:
     """Every first-parent commit of the bundle (300) whose PR selection has classes."""

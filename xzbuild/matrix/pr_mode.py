@@ -29,7 +29,7 @@ from xzbuild.matrix.compile_classes import (
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph
 from xzbuild.matrix.select import ContentSource, Selection, select_variants
-from xzbuild.matrix.side_config import SideBuilds
+from xzbuild.matrix.side_config import SideBuilds, side_release_configs
 from xzbuild.model.naming import TARGETS
 from xzbuild.sdkconfig.resolve import Resolver, option_lines, release_lines
 
@@ -74,6 +74,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     kconfig = (content.new("main/Kconfig.projbuild") if content else None) or ""
     universe = frozenset(TARGETS) | {e.target for e in entries}
     gates: dict[str, Gate | None] = {}
+    sides = side_release_configs(content)  # each side's own configuration of a variant, besides today's
 
     def compiles(unit: str, entry: MatrixEntry) -> bool:
         if not unit.startswith("main/"):
@@ -81,7 +82,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
         if unit not in gates:
             gates[unit] = source_gate(unit.removeprefix("main/"), cmake, kconfig, universe) if cmake else None
         gate = gates[unit]
-        return gate is None or gate.admits(entry)
+        return gate is None or gate.admits(entry, sides)
 
     chosen: set[str] = set()
     result = PrSelection([], {})

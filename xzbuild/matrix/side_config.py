@@ -22,14 +22,19 @@ a firmware tree); the resolution is then what it was before.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xzbuild.matrix.entries import MatrixEntry
+
+if TYPE_CHECKING:
+    from xzbuild.matrix.select import ContentSource
 
 _EXPLICIT = re.compile(r"^(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)=y$")
 _GUARD = re.compile(r"^\s*(?:else)?if\s*\(\s*(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)\s*\)", re.IGNORECASE)
@@ -148,6 +153,7 @@ class SideBuilds:
         return lines
 
 
+@functools.lru_cache(maxsize=4)  # PR mode asks once per changed path and side; a revision never changes
 def configs_at(repo: Path, rev: str | None) -> dict[str, str]:
     """``main/boards/**/config.json`` texts of ``rev`` in the git repository ``repo`` (None: its work tree)."""
     if rev is None:
@@ -160,3 +166,42 @@ def configs_at(repo: Path, rev: str | None) -> dict[str, str]:
                           capture_output=True, text=True, check=False)
     paths = [p for p in proc.stdout.splitlines() if p.endswith("/config.json")] if proc.returncode == 0 else []
     return dict(zip(paths, git_texts(repo, rev, paths), strict=True))
+
+
+_ASSIGN = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+
+
+def side_release_configs(content: ContentSource | None) -> list[Callable[[MatrixEntry], dict[str, str] | None]]:
+    """For a change whose sides can list their board configurations (``board_configs("old"|"new")``), one
+    function per side giving an entry's release assignments on that side: the side's ``sdkconfig.defaults``
+    layers, then its lines (`SideBuilds.lines`). The sound rule's config-aware keeps (a source CMake compiles
+    only under an option, an off-by-default option added or removed) ask these besides today's board files,
+    so a variant whose configuration at the commit turns the option on is kept."""
+    lister = getattr(content, "board_configs", None)
+    if content is None or lister is None:
+        return []
+    from xzbuild.sdkconfig.resolve import option_lines, release_lines
+
+    out: list[Callable[[MatrixEntry], dict[str, str] | None]] = []
+    for side, read in (("old", content.old), ("new", content.new)):
+        holder: dict[str, SideBuilds] = {}
+
+        def config(entry: MatrixEntry, side: str = side, read: Callable[[str], str | None] = read,
+                   holder: dict[str, SideBuilds] = holder) -> dict[str, str] | None:
+            if "builds" not in holder:  # listed on first use: most changes never ask
+                holder["builds"] = SideBuilds(lister(side), read)
+            builds = holder["builds"]
+            if builds.build_of(entry) is None:
+                return None  # no build of it on this side: today's configuration answers
+            values: dict[str, str] = {}
+            for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{entry.target}"):
+                for line in (read(name) or "").splitlines():
+                    if (m := _ASSIGN.match(line.strip())) is not None:
+                        values[m.group(1)] = m.group(2)
+            for line in builds.lines(entry, release_lines(entry), option_lines(entry)):
+                if (m := _ASSIGN.match(line.strip())) is not None:
+                    values[m.group(1)] = m.group(2)
+            return values
+
+        out.append(config)
+    return out
