@@ -39,6 +39,10 @@ WINDOW = {
 }
 
 
+#: Upstream's "refactor: organize boards by manufacturer (#2153)", 2026-07-27.
+REORGANISATION = "d91d6824309d12df5fc3db5edf8145ee829135d7"
+
+
 def upstream_rev(repo: Path, upstream: str) -> str:
     """The commit of ``repo`` that is upstream's ``upstream`` (itself in a real clone, by the bundle's
     ``upstream-commit:`` line otherwise)."""
@@ -101,6 +105,7 @@ def test_default_window_covers_every_kind(window, upstream_history: Path) -> Non
     """The window holds each kind of change PR mode classifies (read from the selections and the diffs)."""
     kinds: set[str] = set()
     pre_reorganisation = 0
+    reorganisation = upstream_rev(upstream_history, REORGANISATION)
     for rev, selection, _ in window:
         classes = selection["classes"]
         paths = {str(c["path"]) for c in classes}  # type: ignore[union-attr]
@@ -120,9 +125,8 @@ def test_default_window_covers_every_kind(window, upstream_history: Path) -> Non
         added = {line.split()[1] for line in diff.splitlines() if line.startswith("+    config ")}
         if removed - added and "main/Kconfig.projbuild" in paths:
             kinds.add("removed option")
-        layout = subprocess.run(["git", "-C", str(upstream_history), "cat-file", "-e", f"{rev}:main/boards/waveshare"],
-                                capture_output=True, check=False).returncode == 0
-        pre_reorganisation += not layout
+        pre_reorganisation += subprocess.run(["git", "-C", str(upstream_history), "merge-base", "--is-ancestor", rev,
+                                              f"{reorganisation}^"], capture_output=True, check=False).returncode == 0
     assert kinds == {"shared source", "header through includers", "listing-only CMake edit",
                      "Kconfig/defaults change", "link class", "removed option"}
     assert pre_reorganisation >= 2
@@ -133,7 +137,7 @@ def test_esp_box_3_keeps_its_device_aec_before_the_reorganisation(window, upstre
                                                                   tmp_path: Path) -> None:
     """Upstream 90311fc8fb (issue 32): esp-box-3's own config.json appends CONFIG_USE_DEVICE_AEC=y, which that
     commit's Kconfig keeps (USE_AUDIO_PROCESSOR: ESP32-S3 with SPIRAM from sdkconfig.defaults.esp32s3), so its
-    wifi_board.cc class must not be represented by a variant with AEC off."""
+    wifi_board.cc class must neither be represented by a variant with AEC off nor stand for one."""
     rev, selection, _ = window[0]
     assert rev == upstream_rev(upstream_history, "90311fc8fbb8968ceb0cd37a4c8ff1ac855724a7")
     tree = pr_oracle.archive(upstream_history, rev, tmp_path / "tree")
@@ -148,7 +152,9 @@ def test_esp_box_3_keeps_its_device_aec_before_the_reorganisation(window, upstre
         classes = [c for c in selection["classes"]  # type: ignore[union-attr]
                    if c["unit"] == "main/boards/common/wifi_board.cc" and "espressif-esp-box-3" in c["members"]]
         assert len(classes) == 1
+        assert "USE_DEVICE_AEC=y" in str(classes[0]["key"])  # PR mode's own resolution agrees
         assert aec(classes[0]["representative"]) == "1"
+        assert {m: aec(m) for m in classes[0]["members"]} == {m: "1" for m in classes[0]["members"]}
     finally:
         resolve.close()
 
