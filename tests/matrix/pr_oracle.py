@@ -121,8 +121,8 @@ def board_symbol(tree: Path, build: Build) -> str | None:
 
 def commit_fragments(tree: Path, records: list[dict[str, object]]) -> dict[str, tuple[Build, list[str]]]:
     """Today's variants (upstream listing records) → (their build, their sdkconfig fragment) at the tree's
-    commit. A variant is that commit's build in the same directory with the same name, else the one build of
-    that name and target (the directory moved: the 2026-07-27 reorganisation by manufacturer); variants the
+    commit. A variant is that commit's build in the same directory with the same name (or the directory's only
+    build, for the target), else the one build of that name and target (the directory moved: the 2026-07-27 reorganisation by manufacturer); variants the
     commit has no build for are left out. The fragment is what the commit's own ``scripts/build.py`` gives
     ESP-IDF where it has one; before it (``scripts/release.py``), the board line and the append."""
     builds = commit_builds(tree)
@@ -133,6 +133,9 @@ def commit_fragments(tree: Path, records: list[dict[str, object]]) -> dict[str, 
     found: dict[str, Build] = {}
     for record in records:
         build = by_dir.get((str(record["board"]), str(record["name"])))
+        in_dir = [b for b in builds if b.board == record["board"]]
+        if build is None and len(in_dir) == 1 and in_dir[0].target == record["target"]:
+            build = in_dir[0]  # renamed in place: the directory's only build
         if build is None:
             same = by_name.get((str(record["name"]), str(record["target"])), [])
             build = same[0] if len(same) == 1 else None

@@ -8,7 +8,8 @@ board choice falls to its default, and every option that depends on the board re
 So each side resolves each variant from its own tree:
 
 - the variant's build is found in the side's ``main/boards/**/config.json``: in today's directory when it is
-  there with a build of the same name, else the one build of that name and target anywhere in the tree;
+  there with a build of the same name (or as its only build, for the target), else the one build of that
+  name and target anywhere in the tree;
 - its ``sdkconfig_append`` lines are that build's;
 - its board symbol is the explicit ``CONFIG_BOARD_TYPE_*=y`` line of the append, else the guard of the
   side's ``main/CMakeLists.txt`` branch that sets ``BOARD_TYPE`` to the directory's name (today's symbol
@@ -84,6 +85,8 @@ class SideBuilds:
             named = [b for b in own[1] if b["name"] == entry.name]
             if named:
                 return entry.board, named[0]
+            if len(own[1]) == 1 and own[0] == entry.target:  # the variant was renamed in place (rymcu/bigsmart)
+                return entry.board, own[1][0]
         found = self._by_name.get((entry.name, entry.target), [])
         return found[0] if len(found) == 1 else None
 
