@@ -159,9 +159,11 @@ def test_esp_box_3_keeps_its_device_aec_before_the_reorganisation(window, upstre
         resolve.close()
 
 
-def _commits_with_classes(repo: Path) -> list[str]:
-    return subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "HEAD", "^HEAD~299"],
-                          capture_output=True, text=True, check=True).stdout.split()
+def _history(repo: Path) -> list[str]:
+    """The bundle's 300 first-parent commits that have a parent, newest first."""
+    revs = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--parents", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    return [line.split()[0] for line in revs if len(line.split()) > 1][:300]
 
 
 @pytest.mark.slow
@@ -171,7 +173,7 @@ def test_pr_classes_hold_on_the_whole_history(upstream_history: Path, repo_root:
     """Every first-parent commit of the bundle (300) whose PR selection has classes."""
     started = time.perf_counter()
     verdicts = []
-    for rev in _commits_with_classes(upstream_history):
+    for rev in _history(upstream_history):
         selection = _select(upstream_history, rev, repo_root / "boards")
         if selection.get("classes"):
             verdicts.append(pr_oracle.judge(upstream_history, rev, selection["classes"], records, tmp_path))  # type: ignore[arg-type]
