@@ -1,19 +1,25 @@
 """The oracle for `matrix select --mode pr`, written for the tests: it imports nothing from xzbuild.
 
-A compile class claims that its variants preprocess a translation unit to the same text. The oracle checks
-that claim the way a compiler would see it, from outside references only:
-- each variant's sdkconfig fragment is what upstream's own ``scripts/build.py`` (``build_board``) passes to
-  ESP-IDF, captured by running that script with its idf.py step replaced;
-- the fragment is resolved through the tree's ``main/Kconfig.projbuild`` with esp-idf-kconfig, on top of the
-  tree's ``sdkconfig.defaults`` layers (ESP-IDF's own symbols stubbed: ``IDF_TARGET_*`` by target, the rest
+A class claims that its variants link alike and, with a unit, preprocess that unit to the same text. The
+oracle checks both on the tree of the commit judged (`judge`), from outside references only:
+- each variant is that commit's build (`commit_fragments`: its ``config.json`` build, found by directory or
+  by name and target, whatever the board-directory layout), with the sdkconfig fragment the commit's own
+  ``scripts/build.py`` (``build_board``) passes to ESP-IDF, captured by running it with its idf.py step
+  replaced; before that script existed, the board line its release script picked (`board_symbol`) and the
+  build's append;
+- the fragment is resolved through the commit's ``main/Kconfig.projbuild`` with esp-idf-kconfig, on top of the
+  commit's ``sdkconfig.defaults`` layers (ESP-IDF's own symbols stubbed: ``IDF_TARGET_*`` by target, the rest
   as settable bools), and written as ``sdkconfig.h`` would define it;
+- link: the gated statements of ``main/CMakeLists.txt`` that decide sources, include directories and
+  components, and the values of their conditions' symbols, evaluated here (`link_key`);
 - the board identity macros come from the tree's ``main/CMakeLists.txt`` branch for the board's symbol
   (the string ones — board type, name, manufacturer — are one placeholder literal for every variant: their
   content, limited by CMake to ``[a-z0-9.-]``, changes no compile or link result; font identifiers are the
   board's own);
-- ``gcc -E`` preprocesses the unit with the tree's include directories, the board directory, and empty
+- ``gcc -E -H`` preprocesses the unit with the tree's include directories, the board directory, and empty
   stubs for every header the tree does not contain (ESP-IDF, components, the C/C++ library).
-Every member of a class must give the representative's output exactly.
+Every member of a class must link as the representative does, give its preprocessed output exactly, and
+resolve every ``CONFIG_*`` symbol of the files gcc read alike.
 """
 
 from __future__ import annotations
@@ -491,7 +497,7 @@ def judge(repo: Path, rev: str, classes: list[dict[str, object]], records: list[
                 if member not in at:
                     continue
                 build, fragment = at[member]
-                symbol = next(line.split("=")[0] for line in fragment if line.startswith("CONFIG_BOARD_TYPE_"))
+                symbol = next((line.split("=")[0] for line in fragment if line.startswith("CONFIG_BOARD_TYPE_")), "")
                 flags = tuple(identity_macros(tree, symbol, by_name[member]))
                 jobs.append(Job(member, str(klass["unit"]), build.board, defines[member], flags))
         outputs = run_jobs(tree, stub_dir, dirs, list(dict.fromkeys(jobs)))
