@@ -92,7 +92,10 @@ def commit_builds(tree: Path) -> list[Build]:
         board = path.parent.relative_to(boards).as_posix()
         if path.parent.name == "common":
             continue
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue  # a config.json the commit's own build could not read either: its variants stay unjudged
         for build in data.get("builds", []):
             out.append(Build(board, build["name"], data["target"], tuple(build.get("sdkconfig_append", []))))
     return out
