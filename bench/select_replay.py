@@ -14,8 +14,9 @@ total is above --max-ratio of upstream's.
 Without --upstream, the bundle in ../shared/fixtures/upstream is cloned into a temporary directory.
 With --mode pr, every commit is also selected in PR mode (one build per compile class of each changed
 shared C/C++ file): builds per mode, soundly selected variants no class covers (must be 0), and over the
-commits that change shared C/C++ code the PR/sound ratio (target <= 20%). --oracle preprocesses every
-class member with gcc (tests/matrix/pr_oracle.py) and counts refutations (must be 0).
+commits that change shared C/C++ code the PR/sound ratio (target <= 20%). --oracle judges every
+class on its commit's tree with each member configured as that commit builds it (tests/matrix/pr_oracle.py:
+links of every class, gcc -E of every unit class member) and counts refutations (must be 0).
 """
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ class CommitContent:
 
     def new(self, path: str) -> str | None:
         return self._show(self.commit, path)
+
+    def board_configs(self, side: str) -> dict[str, str]:
+        """The side's ``main/boards/**/config.json`` texts: PR mode resolves each variant from its own tree."""
+        from xzbuild.matrix.side_config import configs_at
+
+        rev = self.parent if side == "old" else self.commit
+        return configs_at(self.repo, rev) if rev is not None else {}
 
 
 def changed(repo: Path, commit: str, parent: str | None) -> tuple[list[str], list[tuple[str, str]]]:
@@ -288,7 +296,9 @@ class PrReplay:
               f"{self.classified_pr} of {self.classified_sound} ({part:.1%})")
         print(f"soundly selected variants no PR class covers: {self.uncovered}")
         if self.oracle is not None:
-            print(f"oracle (gcc -E per class member): {self.oracle.runs} runs, {self.refuted} refutation(s)")
+            print(f"oracle (per-commit configurations; gcc -E per unit class member, link of every member): "
+                  f"{self.oracle.runs} gcc runs, {self.oracle.link_checks} link checks, {self.refuted} "
+                  f"refutation(s); {self.oracle.unjudged} member(s) without a build at their commit")
         return self.uncovered == 0 and self.refuted == 0 and share <= 0.20
 
 
@@ -304,35 +314,18 @@ class _Oracle:
         self.upstream = upstream
         self.records = json.loads((repo.parent / "shared/fixtures/upstream/list-boards-idf-6.0.2.json")
                                   .read_text(encoding="utf-8"))
-        self.by_name = {r["full_name"]: r for r in self.records}
-        self.fragments = pr_oracle.upstream_fragments(upstream, self.records)
         self.tmp = Path(tempfile.mkdtemp(prefix="xzbuild-oracle-"))
-        self.runs = 0
+        self.runs = self.link_checks = self.unjudged = 0
 
     def check(self, rev: str, selection: dict[str, Any]) -> int:
-        import shutil
-
-        tree = self.mod.archive(self.upstream, rev, self.tmp / rev[:10])
-        stubs = self.tmp / f"{rev[:10]}-stubs"
-        dirs = self.mod.include_dirs(tree)
-        self.mod.make_stubs(tree, stubs, dirs)
-        defines = self.mod.Defines(tree)
-        jobs = []
-        classes = [c for c in selection["classes"] if c["unit"] and all(m in self.fragments for m in c["members"])]
-        for klass in classes:
-            for member in klass["members"]:
-                record = self.by_name[member]
-                text = defines(str(record["target"]), self.fragments[member])
-                flags = tuple(self.mod.identity_macros(tree, str(record["config"]), record))
-                jobs.append(self.mod.Job(member, klass["unit"], str(record["board"]), text, flags))
-        defines.close()
-        outputs = self.mod.run_jobs(tree, stubs, dirs, list(dict.fromkeys(jobs)))
-        self.runs += len(outputs)
-        refuted = sum(1 for k in classes for m in k["members"]
-                      if outputs[(m, k["unit"])] != outputs[(k["representative"], k["unit"])])
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.rmtree(stubs, ignore_errors=True)
-        return refuted
+        """Refutations of one commit's classes, each member configured as that commit builds it."""
+        verdict = self.mod.judge(self.upstream, rev, selection["classes"], self.records, self.tmp)
+        self.runs += verdict.gcc_runs
+        self.link_checks += verdict.link_checks
+        self.unjudged += len(verdict.unjudged)
+        for line in verdict.refuted[:3]:
+            print(f"  refuted at {rev[:10]}: {line[:300]}")
+        return len(verdict.refuted)
 
 
 if __name__ == "__main__":

@@ -1,59 +1,63 @@
 """`matrix select --mode pr` against an oracle that shares no code with it (tests/matrix/pr_oracle.py).
 
-Outside references: the upstream tree and history (the bundle in ../shared/fixtures/upstream), upstream's
-own scripts/build.py for each variant's sdkconfig fragment, esp-idf-kconfig for resolving it, and gcc's
-preprocessor for what each variant compiles. For every replayed commit that changes shared C/C++ code,
-every member of every compile class must preprocess each unit exactly as the class's representative does.
-The default run replays the newest such commits up to a budget of gcc runs; `-m slow` replays all of them.
+Outside references: the upstream tree and history (the bundle in ../shared/fixtures/upstream), each commit's own
+``config.json`` files, ``main/CMakeLists.txt`` and (where the commit has it) ``scripts/build.py`` for each
+variant's sdkconfig fragment at that commit, esp-idf-kconfig for resolving it through that commit's Kconfig and
+defaults, and gcc's preprocessor for what each variant compiles. For every replayed commit, every class is
+judged on that commit's tree (`pr_oracle.judge`):
+- link: every member compiles the same gated sources of ``main/CMakeLists.txt`` and resolves the symbols of
+  every condition gating a source alike (classes with and without a unit);
+- compile: every member preprocesses the class's unit exactly as the representative does, and resolves every
+  ``CONFIG_*`` symbol of the files gcc read for it to the same value.
+The default run replays a fixed window chosen to cover every kind of change PR mode classifies, two of its
+commits from before the 2026-07-27 board-directory reorganisation; `-m slow` replays every commit with classes.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.matrix import pr_oracle
 
-C_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
 XZBUILD = str(Path(sys.executable).with_name("xzbuild"))
-DEFAULT_BUDGET = 400  # gcc -E runs in the default replay (about a minute on two cores)
+
+#: The default window, by upstream commit id (the bundle's commits carry it as ``upstream-commit:``), and what
+#: each is in it for. `test_default_window_covers_every_kind` checks the kinds from the selections themselves.
+WINDOW = {
+    "90311fc8fbb8968ceb0cd37a4c8ff1ac855724a7": "pre-reorganisation: shared source and header, listing-only CMake "
+                                                "edit, Kconfig change removing an option (issue 32's commit)",
+    "5b55606415d01d026c95e487c3148d21270f5d84": "pre-reorganisation: Kconfig change for an added board",
+    "66bf9f7c1dece87cb23ab2b9d23d05e7744a9c9b": "the same shared source after the reorganisation",
+    "e0074e90ce1c9286eda107ab11cc9f4002e7e188": "a codec header through its includers",
+    "dd99da00dc4c89ed4ab07fcec038c03f13f4de50": "link classes only (Kconfig change reaching no unit)",
+}
 
 
-def _shared_c_changes(repo: Path, rev: str) -> list[str]:
-    out = subprocess.run(["git", "-C", str(repo), "diff-tree", "-r", "--no-commit-id", "--name-only", f"{rev}^",
-                          rev], capture_output=True, text=True, check=True).stdout.split()
-    return [p for p in out if p.endswith(C_SUFFIXES) and p.startswith(("main/", "components/"))
-            and (not p.startswith("main/boards/") or p.startswith("main/boards/common/"))]
+#: Upstream's "refactor: organize boards by manufacturer (#2153)", 2026-07-27.
+REORGANISATION = "d91d6824309d12df5fc3db5edf8145ee829135d7"
 
 
-def _commits(repo: Path) -> list[str]:
-    """First-parent commits since the manufacturer reorganisation (today's board dirs), newest first."""
-    revs = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.split()
-    out = []
-    for rev in revs:
-        has_parent = subprocess.run(["git", "-C", str(repo), "rev-parse", "-q", "--verify", f"{rev}^"],
-                                    capture_output=True, check=False).returncode == 0
-        if not has_parent:
-            break
-        layout = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{rev}^:main/boards/waveshare"],
-                                capture_output=True, check=False).returncode == 0
-        if not layout:
-            break
-        if _shared_c_changes(repo, rev):
-            out.append(rev)
-    return out
+def upstream_rev(repo: Path, upstream: str) -> str:
+    """The commit of ``repo`` that is upstream's ``upstream`` (itself in a real clone, by the bundle's
+    ``upstream-commit:`` line otherwise)."""
+    found = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", f"--grep=^upstream-commit: {upstream}"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    if found:
+        return found[0]
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", f"{upstream}^{{commit}}"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture(scope="session")
-def fragments(upstream_history: Path, shared_fixtures: Path) -> tuple[list[dict[str, object]], dict[str, list[str]]]:
-    records = json.loads((shared_fixtures / "upstream" / "list-boards-idf-6.0.2.json").read_text(encoding="utf-8"))
-    return records, pr_oracle.upstream_fragments(upstream_history, records)
+def records(shared_fixtures: Path) -> list[dict[str, object]]:
+    """Today's variants as upstream lists them (names, targets, board dirs)."""
+    return json.loads((shared_fixtures / "upstream" / "list-boards-idf-6.0.2.json").read_text(encoding="utf-8"))
 
 
 def _select(repo: Path, rev: str, boards: Path) -> dict[str, object]:
@@ -63,74 +67,116 @@ def _select(repo: Path, rev: str, boards: Path) -> dict[str, object]:
     return json.loads(proc.stdout)
 
 
-def _replay(repo: Path, boards: Path, fragments: tuple[list[dict[str, object]], dict[str, list[str]]],
-            tmp: Path, budget: int | None) -> list[dict[str, object]]:
-    records, fragment = fragments
-    by_name = {str(r["full_name"]): r for r in records}
-    rows: list[dict[str, object]] = []
-    spent = 0
-    for rev in _commits(repo):
-        selection = _select(repo, rev, boards)
-        classes = [c for c in selection["classes"] if c["unit"]]  # type: ignore[union-attr]
-        cost = sum(len(c["members"]) for c in classes)
-        if budget is not None and spent and spent + cost > budget:
-            break  # at least one commit with classes always runs
-        spent += cost
-        tree = pr_oracle.archive(repo, rev, tmp / rev[:10])
-        stub_dir = tmp / f"{rev[:10]}-stubs"
-        dirs = pr_oracle.include_dirs(tree)
-        pr_oracle.make_stubs(tree, stub_dir, dirs)
-        resolve = pr_oracle.Defines(tree)
-        defines: dict[str, str] = {}
-        jobs = []
-        for klass in classes:
-            for member in klass["members"]:
-                record = by_name[member]
-                if member not in defines:
-                    defines[member] = resolve(str(record["target"]), fragment[member])
-                flags = tuple(pr_oracle.identity_macros(tree, str(record["config"]), record))
-                jobs.append(pr_oracle.Job(member, klass["unit"], str(record["board"]), defines[member], flags))
+@pytest.fixture(scope="module")
+def window(upstream_history: Path, repo_root: Path, records, tmp_path_factory: pytest.TempPathFactory
+           ) -> list[tuple[str, dict[str, object], pr_oracle.Verdict]]:
+    """The default window, selected and judged once for the tests below."""
+    work = tmp_path_factory.mktemp("pr-oracle")
+    started = time.perf_counter()
+    out = []
+    for upstream in WINDOW:
+        rev = upstream_rev(upstream_history, upstream)
+        selection = _select(upstream_history, rev, repo_root / "boards")
+        verdict = pr_oracle.judge(upstream_history, rev, selection["classes"], records, work)  # type: ignore[arg-type]
+        out.append((rev, selection, verdict))
+    _report([v for _, _, v in out], time.perf_counter() - started)
+    return out
+
+
+def _report(verdicts: list[pr_oracle.Verdict], seconds: float) -> None:
+    for v in verdicts:
+        print(f"{v.commit}: {v.classes} classes, {v.link_checks} link checks, {v.gcc_runs} gcc -E runs, "
+              f"{len(v.refuted)} refuted, {len(v.unjudged)} member(s) without a build at that commit, "
+              f"{v.unnecessary} unnecessary split(s)")
+    print(f"replayed {len(verdicts)} commit(s) in {seconds:.0f} s: {sum(v.gcc_runs for v in verdicts)} gcc runs, "
+          f"{sum(v.link_checks for v in verdicts)} link checks, {sum(len(v.refuted) for v in verdicts)} refuted")
+
+
+@pytest.mark.timeout(900)  # the window's fixture runs here: about 50 s of CPU, minutes of wall on a loaded host
+def test_pr_classes_hold_on_the_default_window(window) -> None:
+    """Every class of every commit of the window holds for its link and, with a unit, under gcc."""
+    refuted = [r for _, _, v in window for r in v.refuted]
+    assert all(v.classes for _, _, v in window), "a window commit selected no class"
+    assert not refuted, f"{len(refuted)} class member(s) differ: {refuted[:5]}"
+
+
+@pytest.mark.timeout(900)
+def test_default_window_covers_every_kind(window, upstream_history: Path) -> None:
+    """The window holds each kind of change PR mode classifies (read from the selections and the diffs)."""
+    kinds: set[str] = set()
+    pre_reorganisation = 0
+    reorganisation = upstream_rev(upstream_history, REORGANISATION)
+    for rev, selection, _ in window:
+        classes = selection["classes"]
+        paths = {str(c["path"]) for c in classes}  # type: ignore[union-attr]
+        if any(p.endswith((".c", ".cc", ".cpp")) for p in paths):
+            kinds.add("shared source")
+        if any(p.endswith((".h", ".hpp")) and c["unit"] and c["unit"] != p for c in classes for p in [c["path"]]):  # type: ignore[union-attr]
+            kinds.add("header through includers")
+        if any(p.startswith("main/CMakeLists.txt (") for p in paths):
+            kinds.add("listing-only CMake edit")
+        if any(p.startswith(("main/Kconfig.projbuild", "sdkconfig.defaults")) for p in paths):
+            kinds.add("Kconfig/defaults change")
+        if any(c["unit"] is None for c in classes):  # type: ignore[union-attr]
+            kinds.add("link class")
+        diff = subprocess.run(["git", "-C", str(upstream_history), "diff", f"{rev}^", rev, "--",
+                               "main/Kconfig.projbuild"], capture_output=True, text=True, check=True).stdout
+        removed = {line.split()[1] for line in diff.splitlines() if line.startswith("-    config ")}
+        added = {line.split()[1] for line in diff.splitlines() if line.startswith("+    config ")}
+        if removed - added and "main/Kconfig.projbuild" in paths:
+            kinds.add("removed option")
+        pre_reorganisation += subprocess.run(["git", "-C", str(upstream_history), "merge-base", "--is-ancestor", rev,
+                                              f"{reorganisation}^"], capture_output=True, check=False).returncode == 0
+    assert kinds == {"shared source", "header through includers", "listing-only CMake edit",
+                     "Kconfig/defaults change", "link class", "removed option"}
+    assert pre_reorganisation >= 2
+
+
+@pytest.mark.timeout(900)
+def test_esp_box_3_keeps_its_device_aec_before_the_reorganisation(window, upstream_history: Path, records,
+                                                                  tmp_path: Path) -> None:
+    """Upstream 90311fc8fb (issue 32): esp-box-3's own config.json appends CONFIG_USE_DEVICE_AEC=y, which that
+    commit's Kconfig keeps (USE_AUDIO_PROCESSOR: ESP32-S3 with SPIRAM from sdkconfig.defaults.esp32s3), so its
+    wifi_board.cc class must neither be represented by a variant with AEC off nor stand for one."""
+    rev, selection, _ = window[0]
+    assert rev == upstream_rev(upstream_history, "90311fc8fbb8968ceb0cd37a4c8ff1ac855724a7")
+    tree = pr_oracle.archive(upstream_history, rev, tmp_path / "tree")
+    at = pr_oracle.commit_fragments(tree, records)
+    resolve = pr_oracle.Defines(tree)
+    try:
+        def aec(name: str) -> str | None:
+            return pr_oracle.values(resolve(at[name][0].target, at[name][1])).get("USE_DEVICE_AEC")
+
+        assert at["espressif-esp-box-3"][0].board == "esp-box-3"
+        assert aec("espressif-esp-box-3") == "1"
+        classes = [c for c in selection["classes"]  # type: ignore[union-attr]
+                   if c["unit"] == "main/boards/common/wifi_board.cc" and "espressif-esp-box-3" in c["members"]]
+        assert len(classes) == 1
+        assert "USE_DEVICE_AEC=y" in str(classes[0]["key"])  # PR mode's own resolution agrees
+        assert aec(classes[0]["representative"]) == "1"
+        assert {m: aec(m) for m in classes[0]["members"]} == {m: "1" for m in classes[0]["members"]}
+    finally:
         resolve.close()
-        outputs = pr_oracle.run_jobs(tree, stub_dir, dirs, list(dict.fromkeys(jobs)))
-        refuted = []
-        rep_outputs: dict[str, list[str]] = {}
-        for klass in classes:
-            rep = klass["representative"]
-            expected = outputs[(rep, klass["unit"])]
-            rep_outputs.setdefault(klass["unit"], []).append(expected)
-            for member in klass["members"]:
-                got = outputs[(member, klass["unit"])]
-                if got != expected:
-                    diff = [line for line in difflib.unified_diff(expected.splitlines(), got.splitlines(),
-                                                                  lineterm="", n=0)][2:8]
-                    refuted.append(f"{klass['unit']}: {member} differs from {rep}: {' | '.join(diff)}")
-        unnecessary = sum(len(outs) - len(set(outs)) for outs in rep_outputs.values())
-        row = {"commit": rev[:8], "classes": len(selection["classes"]), "selected": selection["count"],
-               "covered": len({m for c in selection["classes"] for m in c["members"]}),  # type: ignore[union-attr]
-               "gcc_runs": len(outputs), "refuted": refuted, "unnecessary_splits": unnecessary}
-        rows.append(row)
-        print(f"{row['commit']}: {row['selected']} selected for {row['covered']} covered in {row['classes']} "
-              f"classes; {row['gcc_runs']} gcc -E runs; {len(refuted)} refuted; {unnecessary} unnecessary split(s)")
-    return rows
 
 
-def _check(rows: list[dict[str, object]]) -> None:
-    assert rows, "no commit changing shared C/C++ code was replayed"
-    refuted = [r for row in rows for r in row["refuted"]]  # type: ignore[attr-defined]
-    print(f"replayed {len(rows)} commit(s): {sum(int(r['selected']) for r in rows)} PR builds for "
-          f"{sum(int(r['covered']) for r in rows)} covered variants; "
-          f"{sum(int(r['unnecessary_splits']) for r in rows)} unnecessary split(s)")
-    assert not refuted, f"{len(refuted)} class member(s) preprocess differently: {refuted[:5]}"
-
-
-def test_pr_classes_hold_under_gcc_on_recent_commits(upstream_history: Path, repo_root: Path, fragments,
-                                                      tmp_path: Path) -> None:
-    """The newest commits that change shared C/C++ code, up to a budget of gcc runs."""
-    _check(_replay(upstream_history, repo_root / "boards", fragments, tmp_path, DEFAULT_BUDGET))
+def _history(repo: Path) -> list[str]:
+    """The bundle's 300 first-parent commits that have a parent, newest first."""
+    revs = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--parents", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    return [line.split()[0] for line in revs if len(line.split()) > 1][:300]
 
 
 @pytest.mark.slow
-def test_pr_classes_hold_under_gcc_on_the_whole_history(upstream_history: Path, repo_root: Path, fragments,
-                                                        tmp_path: Path) -> None:
-    """Every first-parent commit of the bundle (with today's board layout) that changes shared C/C++ code."""
-    _check(_replay(upstream_history, repo_root / "boards", fragments, tmp_path, None))
+@pytest.mark.timeout(0)
+def test_pr_classes_hold_on_the_whole_history(upstream_history: Path, repo_root: Path, records,
+                                              tmp_path: Path) -> None:
+    """Every first-parent commit of the bundle (300) whose PR selection has classes."""
+    started = time.perf_counter()
+    verdicts = []
+    for rev in _history(upstream_history):
+        selection = _select(upstream_history, rev, repo_root / "boards")
+        if selection.get("classes"):
+            verdicts.append(pr_oracle.judge(upstream_history, rev, selection["classes"], records, tmp_path))  # type: ignore[arg-type]
+    _report(verdicts, time.perf_counter() - started)
+    refuted = [r for v in verdicts for r in v.refuted]
+    assert verdicts and not refuted, f"{len(refuted)} class member(s) differ: {refuted[:5]}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xzbuild.matrix.entries import MatrixEntry
@@ -37,14 +37,19 @@ class Gate:
     targets: frozenset[str]
     options: frozenset[str] | None = None
 
-    def admits(self, entry: MatrixEntry) -> bool:
-        """True if ``entry`` may compile the source (a variant without model data counts as yes)."""
+    def admits(self, entry: MatrixEntry,
+               sides: Sequence[Callable[[MatrixEntry], dict[str, str] | None]] = ()) -> bool:
+        """True if ``entry`` may compile the source (a variant without model data counts as yes): its release
+        configuration from today's board files, or from a side of the change (``sides``), turns an option on."""
         if entry.target not in self.targets:
             return False
         if self.options is None:
             return True
-        config = release_config(entry)
-        return config is None or any(config.get(f"CONFIG_{o}") == "y" for o in self.options)
+        today = release_config(entry)
+        if today is None:
+            return True
+        configs = [today, *(c for side in sides if (c := side(entry)) is not None)]
+        return any(config.get(f"CONFIG_{o}") == "y" for config in configs for o in self.options)
 
 
 def release_config(entry: MatrixEntry) -> dict[str, str] | None:

@@ -83,7 +83,8 @@ def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, 
     """PR mode over the head tree (a revision of --repo, or the firmware work tree)."""
     from xzbuild.matrix.compile_classes import C_SOURCES, SourceTree
     from xzbuild.matrix.pr_mode import SideResolvers, select_change, select_pr
-    from xzbuild.sdkconfig.resolve import Resolver
+    from xzbuild.matrix.side_config import SideBuilds, configs_at
+    from xzbuild.sdkconfig.resolve import Resolver, option_lines, release_lines
 
     root = firmware or repo
     if not (root / "main").is_dir():
@@ -95,8 +96,14 @@ def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, 
     model = CostModel.from_file(cost_history) if cost_history else None
     cost = model.cost if model is not None and model.history else None
     if content is None:  # changed paths on stdin: the work tree is the head, and there is no base to compare
+        def read(path: str) -> str | None:
+            file = root / path
+            return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+
+        builds = SideBuilds(configs_at(root, None), read)  # each variant as the work tree builds it
         with Resolver(root) as resolver:
-            return select_pr(entries, paths, graph, None, tree, lambda e: resolver.resolve(e).values, cost)
+            return select_pr(entries, paths, graph, None, tree, lambda e: resolver.resolve_lines(
+                e.target, builds.lines(e, release_lines(e), option_lines(e))).values, cost)
     resolvers = SideResolvers({e.target for e in entries})
     try:
         return select_change(entries, paths, graph, content, tree, resolvers, cost)

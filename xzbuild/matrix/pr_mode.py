@@ -10,8 +10,9 @@ sound selection.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from xzbuild.matrix.cmake_gates import Gate, source_gate
 from xzbuild.matrix.cmake_sources import ListingChange, listing_change
@@ -28,8 +29,9 @@ from xzbuild.matrix.compile_classes import (
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph
 from xzbuild.matrix.select import ContentSource, Selection, select_variants
+from xzbuild.matrix.side_config import SideBuilds, side_release_configs
 from xzbuild.model.naming import TARGETS
-from xzbuild.sdkconfig.resolve import Resolver
+from xzbuild.sdkconfig.resolve import Resolver, option_lines, release_lines
 
 
 @dataclass
@@ -72,6 +74,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
     kconfig = (content.new("main/Kconfig.projbuild") if content else None) or ""
     universe = frozenset(TARGETS) | {e.target for e in entries}
     gates: dict[str, Gate | None] = {}
+    sides = side_release_configs(content)  # each side's own configuration of a variant, besides today's
 
     def compiles(unit: str, entry: MatrixEntry) -> bool:
         if not unit.startswith("main/"):
@@ -79,7 +82,7 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
         if unit not in gates:
             gates[unit] = source_gate(unit.removeprefix("main/"), cmake, kconfig, universe) if cmake else None
         gate = gates[unit]
-        return gate is None or gate.admits(entry)
+        return gate is None or gate.admits(entry, sides)
 
     chosen: set[str] = set()
     result = PrSelection([], {})
@@ -98,7 +101,8 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
             config_selected |= {e.full_name for e in single.entries}
             continue
         if path == "CMakeLists.txt" and content is not None and version_only(content.old(path), content.new(path)):
-            pending += per_target_classes(path, entries)
+            # The version string reaches the app descriptor every image links: a link check per target and CMake key.
+            pending += classes_for_units(path, [], entries, tree, cmake, resolve, compiles)
             continue
         if path == "main/CMakeLists.txt" and single.everything is not None and content is not None and \
                 (listed := listing_change(content.old(path) or "", content.new(path) or "")) is not None:
@@ -184,14 +188,6 @@ def version_only(old: str | None, new: str | None) -> bool:
     return strip == [line for line in new.splitlines() if not _VERSION_LINE.match(line)] and old != new
 
 
-def per_target_classes(path: str, entries: Sequence[MatrixEntry]) -> list[CompileClass]:
-    """One class per target and IDF version (no unit: the change reaches every unit alike)."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for entry in entries:
-        groups.setdefault((entry.target, entry.idf), []).append(entry.full_name)
-    return [CompileClass(path, None, (t, idf, None, (), (), None), tuple(m)) for (t, idf), m in groups.items()]
-
-
 def listing_classes(path: str, listed: ListingChange, entries: Sequence[MatrixEntry], tree: SourceTree,
                     content: ContentSource, resolve: Resolve, universe: frozenset[str],
                     compiles: Callable[[str, MatrixEntry], bool]) -> list[CompileClass]:
@@ -273,21 +269,29 @@ def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: Sour
 
 class SideResolvers:
     """Resolvers for the sides of changes, one per distinct Kconfig and ``sdkconfig.defaults*`` text, so a
-    replay over many commits evaluates each configuration once (the CLI's one change uses two)."""
+    replay over many commits evaluates each configuration once (the CLI's one change uses two). Each variant
+    is resolved from the side's own tree (`side_config`): its build in that tree's ``config.json`` files and
+    the board symbol that tree's CMake chain gives it, whatever the board-directory layout."""
 
     def __init__(self, targets: Iterable[str]) -> None:
         self._names = ["sdkconfig.defaults", *(f"sdkconfig.defaults.{t}" for t in sorted(set(targets)))]
         self._by_texts: dict[tuple[str | None, ...], Resolver] = {}
 
-    def for_side(self, read: Callable[[str], str | None]) -> Resolve:
-        """``read`` is ``content.old`` or ``content.new``: the resolved sdkconfig of an entry on that side."""
+    def for_side(self, read: Callable[[str], str | None], configs: Mapping[str, str] | None = None) -> Resolve:
+        """``read`` is ``content.old`` or ``content.new``, ``configs`` that side's ``main/boards/**/config.json``
+        texts by path (None: the variants' lines are today's board files'): the resolved sdkconfig of an entry
+        on that side."""
         kconfig = read("main/Kconfig.projbuild") or ""
         defaults = {n: read(n) for n in self._names}
         key = (kconfig, *defaults.values())
         if key not in self._by_texts:
             self._by_texts[key] = Resolver.from_texts(kconfig, defaults)
         resolver = self._by_texts[key]
-        return lambda entry: resolver.resolve(entry).values
+        if configs is None:
+            return lambda entry: resolver.resolve(entry).values
+        builds = SideBuilds(configs, read)
+        return lambda entry: resolver.resolve_lines(
+            entry.target, builds.lines(entry, release_lines(entry), option_lines(entry))).values
 
     def close(self) -> None:
         """Remove every resolver's temporary files."""
@@ -296,9 +300,19 @@ class SideResolvers:
         self._by_texts.clear()
 
 
+@runtime_checkable
+class BoardConfigs(Protocol):
+    """A change's sides that can also list their ``main/boards/**/config.json`` files (`GitContent`)."""
+
+    def board_configs(self, side: str) -> dict[str, str]: ...
+
+
 def select_change(entries: Sequence[MatrixEntry], paths: Iterable[str], graph: BoardGraph, content: ContentSource,
                   tree: SourceTree, resolvers: SideResolvers, cost: Callable[[MatrixEntry], float] | None = None
                   ) -> PrSelection:
-    """PR mode for a change with both sides' contents: head and base resolved from their own texts."""
-    return select_pr(entries, paths, graph, content, tree, resolvers.for_side(content.new), cost,
-                     resolvers.for_side(content.old))
+    """PR mode for a change with both sides' contents: head and base resolved from their own texts, each
+    variant from its build in that side's tree when ``content`` can list the side's board configurations."""
+    lister = content.board_configs if isinstance(content, BoardConfigs) else None
+    return select_pr(entries, paths, graph, content, tree,
+                     resolvers.for_side(content.new, lister("new") if lister else None), cost,
+                     resolvers.for_side(content.old, lister("old") if lister else None))

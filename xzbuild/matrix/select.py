@@ -34,6 +34,7 @@ from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.manifest import component_manifest_change
+from xzbuild.matrix.side_config import side_release_configs
 from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
 from xzbuild.model.naming import TARGETS
 
@@ -77,9 +78,12 @@ class Selection:
 class _Picker:
     """Accumulates per-path effects: boards, targets, everything."""
 
-    def __init__(self, entries: Sequence[MatrixEntry], graph: BoardGraph) -> None:
+    def __init__(self, entries: Sequence[MatrixEntry], graph: BoardGraph, content: ContentSource | None = None
+                 ) -> None:
         self.entries = entries
         self.graph = graph
+        # Each side's own configuration of a variant, besides today's board files (`side_config`).
+        self.sides = side_release_configs(content)
         self.why: dict[str, list[str]] = {}
         self.everything: str | None = None
         self.paths: list[tuple[str, str]] = []
@@ -116,7 +120,7 @@ def select_variants(
     threshold: float = DEFAULT_THRESHOLD,
 ) -> Selection:
     """The entries a change to `changed_paths` affects, with a reason per entry (see module docstring)."""
-    picker = _Picker(entries, graph)
+    picker = _Picker(entries, graph, content)
     for raw in changed_paths:
         path = raw.strip().removeprefix("./")
         if path:
@@ -214,7 +218,7 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
         if gate is None:
             picker.all(path, f"{reason} into every build")
         else:
-            picker.where(path, [e for e in picker.entries if gate.admits(e)], f"part {part.name}; {_describe(gate)}")
+            picker.where(path, [e for e in picker.entries if gate.admits(e, picker.sides)], f"part {part.name}; {_describe(gate)}")
         return True
     users = picker.graph.part_users(part)
     gate = _compile_gate(path, picker, content)
@@ -223,7 +227,7 @@ def _part(path: str, picker: _Picker, content: ContentSource | None) -> bool:
     elif gate is None:
         picker.boards(path, set(users or ()), f"uses part {part.name}")
     else:
-        hit = [e for e in picker.entries if (users is None or e.board in users) and gate.admits(e)]
+        hit = [e for e in picker.entries if (users is None or e.board in users) and gate.admits(e, picker.sides)]
         picker.where(path, hit, f"uses part {part.name}; {_describe(gate)}")
     return True
 
@@ -265,7 +269,7 @@ def _gated_source(path: str, picker: _Picker, content: ContentSource | None) -> 
     gate = _compile_gate(path, picker, content)
     if gate is None:
         return False
-    picker.where(path, [e for e in picker.entries if gate.admits(e)], _describe(gate))
+    picker.where(path, [e for e in picker.entries if gate.admits(e, picker.sides)], _describe(gate))
     return True
 
 
@@ -365,7 +369,8 @@ def _table(path: str, picker: _Picker, content: ContentSource | None) -> None:
         names = sorted(f"CONFIG_{o}" for o in change.options)
         # Setting a new option to n, or dropping an option nobody turned on, builds the same image.
         hit = [e for e in picker.entries
-               if (config := release_config(e)) is None or any(config.get(n, "n") != "n" for n in names)]
+               if (config := release_config(e)) is None
+               or any(c.get(n, "n") != "n" for c in [config, *(side(e) or {} for side in picker.sides)] for n in names)]
         picker.where(path, hit, f"off-by-default option(s) {', '.join(names)} added or removed: only variants "
                                 "whose sdkconfig turns them on")
     if not boards and not change.targets and not change.options:
@@ -411,6 +416,12 @@ class GitContent:
             file = self.repo / path
             return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
         return self._show(self.head, path)
+
+    def board_configs(self, side: str) -> dict[str, str]:
+        """``main/boards/**/config.json`` texts of the ``"old"`` (base) or ``"new"`` (head) side."""
+        from xzbuild.matrix.side_config import configs_at
+
+        return configs_at(self.repo, self.base if side == "old" else self.head)
 
     def changed_paths(self) -> list[str]:
         """Paths changed between base and head (renames reported as delete + add); against the work tree,

@@ -37,18 +37,25 @@ class ResolvedConfig:
 
 def release_lines(entry: MatrixEntry) -> list[str]:
     """The ``CONFIG_X=v`` lines a release build of ``entry`` gives idf.py (board line, append, options)."""
-    from xzbuild.matrix.cmake_gates import release_config
     from xzbuild.sdkconfig.fragment import board_lines
 
     variant = entry.variant
     if variant is None:
         return []
     lines = board_lines(variant)[1] if variant.kconfig is not None else list(variant.sdkconfig_append)
-    # Build options expand to lines the layered defaults and the append do not already give.
+    return lines + option_lines(entry)
+
+
+def option_lines(entry: MatrixEntry) -> list[str]:
+    """The lines ``entry``'s build options expand to that the layered defaults and the append do not give."""
+    from xzbuild.matrix.cmake_gates import release_config
+
+    variant = entry.variant
+    if variant is None:
+        return []
     config = release_config(entry) or {}
     base = variant.effective_sdkconfig
-    lines += [f"{key}={value}" for key, value in config.items() if base.get(key) != value]
-    return lines
+    return [f"{key}={value}" for key, value in config.items() if base.get(key) != value]
 
 
 class Resolver:
