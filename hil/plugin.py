@@ -182,7 +182,8 @@ def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) ->
     """The reference server, started before the first `dut` so the board's boot-time OTA check finds it.
 
     At the end, the deviations it tolerated (``problems``: e.g. a gateway's MCP replies without session_id) go
-    into the JUnit report as the suite property ``protocol_problems`` and into ``<xz-out>/problems.json``."""
+    into the JUnit report as the suite property ``protocol_problems`` and into ``<xz-out>/problems.json`` (per
+    device: kind, reason, count of connections, first evidence), which `xzbuild hil run` reports."""
     out = request.config.getoption("--xz-out")
     handle = ServerHandle(request.config.getoption("--xz-server-host"),
                           request.config.getoption("--xz-server-port"),
@@ -190,8 +191,10 @@ def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) ->
                           request.config.getoption("--xz-server-token"),
                           request.config.getoption("--xz-transport"))
     yield handle
-    problems = {dev_id: list(dev.problems) for dev_id, dev in handle.server.ctx.recorder.devices.items()
-                if dev.problems} if handle.server is not None else {}
+    devices = handle.server.ctx.recorder.devices if handle.server is not None else {}
+    problems = {dev_id: list(dev.problems) for dev_id, dev in devices.items() if dev.problems}
+    details = {dev_id: [{"reason": r, **d} for r, d in dev.problem_details.items()]
+               for dev_id, dev in devices.items() if dev.problem_details}
     handle.close()
     if problems:
         record_testsuite_property("protocol_problems", json.dumps(problems, sort_keys=True))
@@ -199,7 +202,7 @@ def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) ->
         from xzbuild.core.fsutil import atomic_write_text
 
         Path(out).mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(out) / "problems.json", json.dumps(problems, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(Path(out) / "problems.json", json.dumps(details, indent=2, sort_keys=True) + "\n")
 
 
 @pytest.fixture(scope="session")

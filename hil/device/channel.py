@@ -227,7 +227,11 @@ class AudioChannel:
             if isinstance(payload, dict):
                 reply = dev.mcp.handle(payload)
                 if reply is not None:
-                    asyncio.ensure_future(self._send_text(device_mcp(self.session_id, reply)))
+                    text = device_mcp(self.session_id, reply)
+                    if dev.info.get("peer_deviation") == "mcp-no-session-id":
+                        # a test image built to act as a gateway does (XZ_STANDIN_PEER_DEVIATION); never the firmware
+                        text = '{"type":"mcp","payload":' + reply + "}"
+                    asyncio.ensure_future(self._send_text(text))
         elif mtype == "system":
             command = message.get("command")
             if isinstance(command, str):

@@ -63,6 +63,9 @@ class BoardResult:
     transport: str = "websocket"
     place: str | None = None
     port: str = ""
+    # deviations the reference server tolerated (from the suite's problems.json): device, kind, reason, count,
+    # first evidence; recorded, never a failure unless `hil run --strict-protocol`
+    problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -259,12 +262,26 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
         # The issue's budget: flash + boot (first test, incl. esptool) plus one protocol session.
         if FLASH_BOOT_TEST in times and SESSION_TEST in times:
             result.timings["flash_boot_session_s"] = round(times[FLASH_BOOT_TEST] + times[SESSION_TEST], 3)
+    result.problems = read_problems(board_out / "problems.json")
     ok = returncode == 0 and result.tests.get("tests", 0) > 0
     result.status = "passed" if ok else "failed"
     if not ok:
         result.message = _first_failure(junit) or f"pytest exited with {returncode}; see {board_out / 'pytest.log'}"
     result.seconds = round(time.monotonic() - started, 2)
     return result
+
+
+def read_problems(path: Path) -> list[dict[str, Any]]:
+    """``problems.json`` written by the suite (``{device: [{kind, reason, count, first}]}``) as one flat list;
+    empty when the suite wrote none (it stopped early) or it is unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [{"device": str(dev), **item} for dev, items in sorted(data.items()) if isinstance(items, list)
+            for item in items if isinstance(item, dict)]
 
 
 _CHILDREN: set[subprocess.Popen[bytes]] = set()

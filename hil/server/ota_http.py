@@ -99,6 +99,9 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         conn.record("rx", "http", "ota", method=request.method, path=request.path, size=len(body),
                     headers=_kept_headers(request), json_obj=info, problems=problems,
                     remote=request.remote)
+        for text in problems:
+            if text.startswith("body: unexpected keys"):  # a newer or other client's field: into the summary too
+                conn.problem(text, kind="ota-body-unknown-field")
         prof = ctx.scenario.profile(device_id)
         mqtt = None
         if ctx.mqtt is not None and "mqtt" in OTA_PRESETS[prof.ota][0]:
@@ -110,7 +113,7 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
             if isinstance(version, str):
                 rolled = ctx.release.note_check(device_id, version)
                 if rolled:
-                    conn.problem(rolled)
+                    conn.problem(rolled, kind="rollback")
             # the newest image for this BOARD_NAME (User-Agent), chip, chip revision and next OTA slot size
             img, why = ctx.release.choose(device_id, request.headers.get("User-Agent", ""), info)
             conn.record("event", "event", "release", version=version if isinstance(version, str) else None,

@@ -194,12 +194,13 @@ class DeviceSession:
         if kind == "mcp" and "session_id" not in msg:
             # the firmware author's MQTT gateway answers initialize/tools/list from its own cache without
             # session_id: tolerated, recorded (the firmware itself always sends it)
-            self.conn.problem("mcp message without session_id (the firmware always sends one)")
+            self.conn.problem("mcp message without session_id (the firmware always sends one)", kind="mcp-no-session-id")
             msg = {**msg, "session_id": self.session_id}
         if kind == "abort" and msg.get("reason") == "":
             # xiaozhi-sdk 0.5.1 sends reason "" (core.py send_abort); the firmware sends the key only with
             # "wake_word_detected" (protocol.cc SendAbortSpeaking): tolerated, recorded, read as a plain abort
-            self.conn.problem('abort with reason "" (the firmware omits reason or sends "wake_word_detected")')
+            self.conn.problem('abort with reason "" (the firmware omits reason or sends "wake_word_detected")',
+                              kind="abort-empty-reason")
             msg = {k: v for k, v in msg.items() if k != "reason"}
         try:
             messages.validate_device_message(msg)
@@ -240,7 +241,7 @@ class DeviceSession:
             frame = framing.decode_frame(self.version, data, tolerant=True)
             if frame.version == 2 and frame.header_version != 2:
                 self.conn.problem(f"v2 audio frame header carries version {frame.header_version}, the firmware "
-                                  "writes 2")
+                                  "writes 2", kind="audio-header-version")
             if frame.type != framing.TYPE_OPUS:
                 raise framing.FrameError(f"frame type {frame.type}: the firmware only sends 0 (Opus)")
             dur = packet_duration_ms(frame.payload)

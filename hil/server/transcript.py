@@ -72,6 +72,8 @@ class DeviceLog:
     errors: list[str] = field(default_factory=list)
     # deviations of a peer that the server tolerates (recorded, never closed on): distinct texts, first seen first
     problems: list[str] = field(default_factory=list)
+    # per problem text: kind, connections it was seen on, first evidence (transcript file and record seq)
+    problem_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     mcp: dict[str, Any] = field(default_factory=lambda: {"tools": [], "user_tools": [], "calls": []})
     waiters: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=list)
     evicted: int = 0  # oldest records dropped from memory (they are in the transcript files when enabled)
@@ -314,6 +316,7 @@ class Recorder:
             "uplink_gap_jitter_ms": jitter_stats(dev.uplink_gap_jitter_ms),
             "errors": list(dev.errors),
             "problems": list(dev.problems),
+            "problem_details": [{"reason": r, **d} for r, d in dev.problem_details.items()],
             "mcp": dev.mcp,
         }
 
@@ -416,15 +419,26 @@ class Connection:
         WARNINGS.warn("%s %s: %s", self.dev.device_id[:80], self.name, reason)
         self.record("event", "error", "error", reason=reason, **fields)
 
-    def problem(self, reason: str, **fields: Any) -> None:
+    def problem(self, reason: str, kind: str = "protocol", **fields: Any) -> None:
         """Record a deviation from what the firmware sends that the server tolerates (a peer that exists in the
-        field sends it): once per connection and reason in the transcript, once per device in ``problems``."""
+        field sends it): once per connection and reason in the transcript, once per device in ``problems``
+        (with its ``kind``, the number of connections it was seen on and the first record showing it in
+        ``problem_details``)."""
         if reason in self._problems_seen:
             return
         self._problems_seen.add(reason)
-        if reason not in self.dev.problems and len(self.dev.problems) < MAX_ERRORS:
-            self.dev.problems.append(reason)
-        self.record("event", "event", "problem", reason=reason, **fields)
+        dev = self.dev
+        seq = dev.evicted + len(dev.records) + 1  # the problem event's own seq
+        detail = dev.problem_details.get(reason)
+        if detail is not None:
+            detail["count"] += 1
+        elif len(dev.problems) < MAX_ERRORS:
+            dev.problems.append(reason)
+            where = self.name
+            if self.path is not None and self.recorder.dir is not None:
+                where = self.path.relative_to(self.recorder.dir.parent).as_posix()
+            dev.problem_details[reason] = {"kind": kind, "count": 1, "first": f"{where} seq {seq}"}
+        self.record("event", "event", "problem", reason=reason, problem_kind=kind, **fields)
 
     def close(self) -> None:
         """Finish the transcript file (on the writer thread); later records stay in memory only."""

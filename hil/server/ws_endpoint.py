@@ -51,7 +51,7 @@ async def handle_websocket(ctx: ServerContext, request: web.Request,
             # the firmware sends its UUID v4; the firmware author's MQTT gateway forwards devices with whatever id
             # the MQTT login carried (or none for short client ids): tolerated, recorded
             conn.problem(f"Client-Id {client_id[:64]!r} is not a lower-case UUID v4" if client_id is not None
-                         else "no Client-Id header (the firmware sends its UUID v4)")
+                         else "no Client-Id header (the firmware sends its UUID v4)", kind="client-id")
         ws = web.WebSocketResponse(max_msg_size=ctx.limits.max_frame_bytes, autoping=True, heartbeat=None)
         await ws.prepare(request)
         session = DeviceSession(ctx, ws, conn, ctx.scenario.profile(device_id), version)

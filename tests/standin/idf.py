@@ -26,6 +26,8 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
   XZ_STANDIN_SELF_CHECK_FAIL=PATTERN,...  build an app for these boards that fails its self-check: it crashes
                                  at start, before confirming itself, so an OTA to it is rolled back
+  XZ_STANDIN_PEER_DEVIATION=PATTERN,...  build an app for these boards whose MCP replies lack session_id, as
+                                 the firmware author's MQTT gateway sends them (server-tolerance tests)
 """
 
 from __future__ import annotations
@@ -253,6 +255,8 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
             "preview": bool(defines.get("_PREVIEW")), **hardware_facts(project, values)}
     if knob("XZ_STANDIN_SELF_CHECK_FAIL", board) is not None:
         info["self_check"] = "fail"
+    if knob("XZ_STANDIN_PEER_DEVIATION", board) is not None:
+        info["peer_deviation"] = "mcp-no-session-id"
     min_rev, max_rev = chip_revisions(target, values)
     app = make_app_image(target, version=version, board_name=board or project_name, project_name=project_name,
                          idf_ver=f"v{idf_version()}", info=info, size=int(knob("XZ_STANDIN_APP_SIZE", board) or 0),

@@ -6,10 +6,14 @@ import contextlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from xzbuild.cli.hil import hil
+
+if TYPE_CHECKING:
+    from hil.lab.runner import BoardResult
 
 
 @hil.command("run", context_settings={"ignore_unknown_options": True})
@@ -31,17 +35,20 @@ from xzbuild.cli.hil import hil
               help="what the reference server's OTA reply hands out: WebSocket, MQTT + UDP (embedded broker), or "
                    "both one after the other (results per board and transport)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON result per board")
+@click.option("--strict-protocol", is_flag=True,
+              help="fail a board whose peer deviated from the firmware's protocol (problems are otherwise only "
+                   "recorded and reported)")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str | None, builds: tuple[str, ...],
             board_ids: tuple[str, ...], jobs: int, junit: str | None, out: str, wait: float,
             one_per_variant: bool, hardware: bool | None, transport: str, as_json: bool,
-            pytest_args: tuple[str, ...]) -> None:
+            strict_protocol: bool, pytest_args: tuple[str, ...]) -> None:
     """Flash and test boards in parallel; extra arguments go to pytest (e.g. -k voice)."""
     import json
 
     from hil.lab.inventory import load_lab
     from hil.lab.lab_run import run_lab
-    from hil.lab.runner import BoardResult, find_builds, merge_junit, run_all, virtual_assignments
+    from hil.lab.runner import find_builds, merge_junit, run_all, virtual_assignments
     from xzbuild.core.errors import UserError
 
     transports = ("websocket", "mqtt") if transport == "both" else (transport,)
@@ -63,6 +70,13 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
                 results += run_lab(inv, found, list(board_ids), out_dir, jobs, wait, hardware, list(pytest_args),
                                    progress=_progress, one_per_variant=one_per_variant, transport=kind,
                                    subdir=len(transports) > 1)
+    if strict_protocol:
+        for r in results:
+            if r.problems and r.status == "passed":
+                first = r.problems[0]
+                r.status = "failed"
+                r.message = (f"--strict-protocol: {len(r.problems)} protocol problem(s), first {first.get('kind')}: "
+                             f"{first.get('reason')}")
     if junit:
         merge_junit(results, Path(junit))
     for r in results:
@@ -76,9 +90,31 @@ def run_cmd(lab: str | None, virtual: int, variants: tuple[str, ...], dist: str 
             board = r.board if len(transports) == 1 else f"{r.board} [{r.transport}]"
             click.echo(f"{r.status.upper():<8} {board:<22} {r.variant:<28} {r.seconds:6.1f}s  {counts}"
                        + (f"\n         {r.message}" if r.message else ""))
+    if not as_json:
+        _report_problems(results, len(transports) > 1)
     bad = [r for r in results if r.status != "passed"]
     if bad or not results:
         raise click.exceptions.Exit(1)
+
+
+def _report_problems(results: list[BoardResult], per_transport: bool) -> None:
+    """After the results: each deviation the reference server tolerated, per board and device."""
+    rows = [(r, p) for r in results for p in r.problems]
+    if not rows:
+        return
+    click.echo(f"\nprotocol problems ({len(rows)}; recorded, not failures unless --strict-protocol):")
+    for r, p in rows:
+        board = r.board if not per_transport else f"{r.board} [{r.transport}]"
+        click.echo(f"  {board} device {p.get('device')}: {p.get('kind')} x{p.get('count')}: {p.get('reason')}"
+                   f"\n    first: {_evidence(r.out_dir, str(p.get('first', '')))}")
+
+
+def _evidence(out_dir: str, first: str) -> str:
+    """``transcripts/<device>/<conn>.jsonl seq N`` is relative to the board's output dir."""
+    if not first.startswith("transcripts/"):
+        return first
+    path = Path(out_dir) / first
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def _progress(message: str) -> None:
