@@ -66,7 +66,7 @@ def _repack(members: list[tuple[str, bytes]], replace: dict[str, bytes]) -> byte
     [
         ({"font_noto_sans_common_20_4.bin": b"\0" * 100}, "cbin font"),
         ({"srmodels.bin": b"\5\0\0\0"}, "srmodels.bin: model 0"),
-        ({"index.json": b"{not json"}, "not valid JSON"),
+        ({"index.json": b"{not json"}, "not JSON"),
         ({"index.json": b'{"version": 2}'}, "rejects versions above 1"),
         ({"index.json": b'{"version": 1, "text_font": "nope.bin"}'}, "no such valid member"),
         ({"angry.png": b"GIF? no, garbage"}, "neither PNG nor GIF"),

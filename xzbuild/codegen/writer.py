@@ -13,11 +13,13 @@ import contextlib
 import difflib
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from xzbuild.core.errors import UserError
+from xzbuild.core.fsutil import current_umask
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,11 @@ def write_changed(files: dict[str, bytes], root: Path) -> list[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             staged.append((tmp, target))
+            try:  # the mode cp would give: a rewritten file keeps its own, a new one 0666 under the umask
+                perms = stat.S_IMODE(os.stat(target).st_mode)
+            except FileNotFoundError:
+                perms = 0o666 & ~current_umask()
+            os.fchmod(fd, perms)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(files[rel])
                 fh.flush()
