@@ -160,15 +160,17 @@ def test_p4_buttons_wait_for_the_chip_revision(served: br.Served, page: Any) -> 
 
 
 def _codec_boards() -> set[str]:
-    """Full names of the small release whose board file declares an ES8311 (read from the YAML)."""
+    """Full names of the small release whose board constructs an ES8311 codec (the board file's
+    ``source_facts.codec``, imported from the board's C++ source; tests/release/test_site_facts.py judges that
+    fact against the firmware itself)."""
     out = set()
     for variant, board in (("waveshare-esp32-c6-touch-amoled-2.06", "waveshare/esp32-c6-touch-amoled-2.06.yaml"),
                            ("espressif-esp32-p4-function-ev-board", "espressif/esp32-p4-function-ev-board.yaml"),
                            ("espressif-esp32-p4x-function-ev-board", "espressif/esp32-p4-function-ev-board.yaml"),
                            ("bread-compact-wifi", "bread-compact-wifi.yaml"),
                            ("bread-compact-esp32", "bread-compact-esp32.yaml")):
-        codec = yaml.safe_load((REPO / "boards" / board).read_text()).get("hardware", {}).get("codec", {})
-        if "es8311_addr" in codec:
+        facts = yaml.safe_load((REPO / "boards" / board).read_text()).get("source_facts", {})
+        if "ES8311" in str(facts.get("codec", "")).upper():
             out.add(variant)
     return out
 
