@@ -56,8 +56,10 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/actionlint -no-color .github/workflows/*.yml
 
+# Two workers, each module's tests on one of them (module fixtures are built once); PYTEST_JOBS=0 runs serially.
+PYTEST_JOBS ?= 2
 unit: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(if $(filter 0,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadscope) $(PYTEST_ARGS)
 
 test: install lint unit
 
