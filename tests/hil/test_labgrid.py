@@ -238,7 +238,7 @@ def test_stale_acquisitions(lease: tuple[object, str, int] | None, acquired: str
     (f"{HOST}/alice.hil{os.getpid()}", False),  # alive
     ("other-host/alice.hil999999999", False),  # cannot tell from here: its reservation expires by itself
     (f"{HOST}/alice", False),  # a person's reservation
-])
+], ids=["dead-run", "live-run", "other-host", "person"])  # fixed ids: the pid differs between pytest workers
 def test_dead_run_reservation_owners(owner: str, dead: bool) -> None:
     assert dead_run_owner(owner) is dead
 
