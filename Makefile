@@ -58,8 +58,9 @@ lint: install
 
 # Two workers, each module's tests on one of them (module fixtures are built once); PYTEST_JOBS=0 runs serially.
 PYTEST_JOBS ?= 2
+PYTEST_PAR := $(if $(filter 0,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadscope)
 unit: install
-	$(BIN)/python -m pytest $(if $(filter 0,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadscope) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_PAR) $(PYTEST_ARGS)
 
 test: install lint unit
 
