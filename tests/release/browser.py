@@ -92,6 +92,20 @@ class Served:
 
 
 @contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's chromium under Playwright with the flags this machine needs (no browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), "Debian's chromium is missing: `make install` (as root) installs it"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
 def serve(root: Path) -> Iterator[Served]:
     """Serve ``root`` on 127.0.0.1 (a secure context for Web Serial and crypto.subtle) in a thread."""
     served = Served("")

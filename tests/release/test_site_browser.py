@@ -38,13 +38,8 @@ def served(site: Path) -> Iterator[br.Served]:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    assert Path(br.CHROMIUM).is_file(), "Debian's chromium is missing: `make install` (as root) installs it"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=br.CHROMIUM, args=br.CHROMIUM_ARGS)
+    with br.chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
