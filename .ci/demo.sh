@@ -39,7 +39,7 @@ step "Build two variants of different chips in parallel (tests/standin/idf.py st
 FW="$OUT/firmware"
 # A firmware skeleton (no upstream sources here) with `xzbuild generate` run over it: the identity checks
 # (board dir, BOARD_TYPE symbol for the target, no drift) pass for every board.
-$PY -c "import sys; sys.path.insert(0, '.'); from pathlib import Path; from tests.build.firmware import write_skeleton; write_skeleton(Path('$FW'))"
+$PY -c "import sys; sys.path.insert(0, '.'); from pathlib import Path; from tests.builder.firmware import write_skeleton; write_skeleton(Path('$FW'))"
 $X generate --firmware "$FW" --check >/dev/null
 $X matrix build bread-compact-wifi waveshare-esp32-c6-touch-amoled-2.06 --jobs 2 --idf standin \
    --firmware "$FW" --idf-version 6.0.2 --relative-urls --out "$OUT/dist" --cache-dir "$OUT/cache"

@@ -79,7 +79,7 @@ def main() -> int:
 
     fw = out / "_firmware"
     subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, '.'); from pathlib import Path; "
-                    "from tests.build.firmware import write_skeleton; write_skeleton(Path(sys.argv[1]))", str(fw)],
+                    "from tests.builder.firmware import write_skeleton; write_skeleton(Path(sys.argv[1]))", str(fw)],
                    cwd=ROOT, check=True)
     run([*XZ, "generate", "--firmware", str(fw)], out, "generate-firmware")
     run([*XZ, "matrix", "build", "bread-compact-wifi", "waveshare-esp32-c6-touch-amoled-2.06", "--jobs", "1",

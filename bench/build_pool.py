@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.build.firmware import make_project, standin_env  # noqa: E402
+from tests.builder.firmware import make_project, standin_env  # noqa: E402
 
 # 8 variants: esp32s3, esp32 and esp32p4 (boards that carry their target's default) plus two more S3s.
 BOARDS = ["bread-compact-wifi.yaml", "bread-compact-esp32.yaml", "espressif/esp32-p4-function-ev-board.yaml",

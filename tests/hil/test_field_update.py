@@ -79,7 +79,7 @@ def _build(project: Path, out: Path, cache: Path, env: dict[str, str]) -> None:
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """dist/ of release N, N+1 and an N+1 that fails its self-check (never confirms)."""
-    from tests.build.firmware import make_project, standin_env
+    from tests.builder.firmware import make_project, standin_env
 
     root = tmp_path_factory.mktemp("field")
     make_project(root, BOARD_FILES)

@@ -35,7 +35,7 @@ def results(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
 def matrix_dist(root: Path, monkeypatch: pytest.MonkeyPatch, upstream: Path | None = None) -> Path:
     """`xzbuild matrix build` of two real board variants (S3 and C6) with the idf.py stand-in → dist/. With
     ``upstream``, a copy of that tree is the firmware, so the stand-in embeds the boards' real hardware facts."""
-    from tests.build.firmware import make_project, standin_env
+    from tests.builder.firmware import make_project, standin_env
     from xzbuild.cli.main import main
 
     boards, firmware = make_project(root, ["bread-compact-wifi.yaml", "waveshare/esp32-c6-touch-amoled-2.06.yaml"])

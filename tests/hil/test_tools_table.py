@@ -21,7 +21,7 @@ from hil.device.mcp import McpServer
 from hil.device.tools import register_all
 from hil.protocol.app_facts import Hardware, decode_facts
 from hil.protocol.tools_table import FIRMWARE_TOOLS, expected_tool_names
-from tests.build.firmware import standin_env
+from tests.builder.firmware import standin_env
 
 # Words of upstream's conditions -> the Hardware fact each one tests.
 _CONDITION_FACTS = {"backlight": "backlight", "HAVE_LVGL": "lvgl", "camera": "camera", "display": "lvgl_display",

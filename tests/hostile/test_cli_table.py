@@ -103,7 +103,7 @@ CASES: list[tuple[str, dict[str, Any], list[str], int, str]] = [
 def _setup(d: Path, files: dict[str, Any], repo_root: Path) -> None:
     for rel, content in files.items():
         if rel == "project":
-            from tests.build.firmware import make_project
+            from tests.builder.firmware import make_project
 
             make_project(d, ["bread-compact-wifi.yaml"])
             continue

@@ -98,9 +98,9 @@ def test_alias_bomb_under_a_memory_limit(tmp_path: Path) -> None:
 def test_matrix_build_on_a_full_disk_writes_what_it_knows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The out dir fills up while packaging: the variant fails with the reason, results.jsonl still lists every
     variant, and the run exits 1 with one line per failure."""
-    from tests.build.firmware import standin_env
-    from tests.build.test_matrix_build import Project
-    from xzbuild.build.results import BuildStatus, read_records
+    from tests.builder.firmware import standin_env
+    from tests.builder.test_matrix_build import Project
+    from xzbuild.builder.results import BuildStatus, read_records
 
     project = Project(tmp_path)
     out, snap = tmp_path / "small", tmp_path / "after"
@@ -124,8 +124,8 @@ def test_matrix_build_on_a_full_disk_writes_what_it_knows(tmp_path: Path, monkey
 
 
 def test_force_replaces_a_corrupt_cache_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.build.test_matrix_build import Project
-    from xzbuild.build.runner import OBJECT_RECORD
+    from tests.builder.test_matrix_build import Project
+    from xzbuild.builder.runner import OBJECT_RECORD
 
     project = Project(tmp_path)
     assert project.build(monkeypatch, "bread-compact-wifi") == 0

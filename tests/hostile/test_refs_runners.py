@@ -86,6 +86,6 @@ def test_docker_image_must_be_an_image_reference(tmp_path: Path, capsys: pytest.
 def test_image_references_of_the_docker_grammar_are_accepted(image: str) -> None:
     """The grammar of distribution/reference (what `docker pull` parses): registry host[:port], lower-case
     path components, tag, digest."""
-    from xzbuild.build.toolchain import check_runner
+    from xzbuild.builder.toolchain import check_runner
 
     check_runner("docker:" + image)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import standin_env
+from tests.builder.firmware import standin_env
 from tests.importer.conftest import export_tree
 from tests.importer.test_fork import _make_fork
-from xzbuild.build.results import BuildStatus, read_records
+from xzbuild.builder.results import BuildStatus, read_records
 from xzbuild.cli.main import main
 from xzbuild.partitions import parse_binary
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.build.firmware import REPO, standin_env, write_skeleton
+from tests.builder.firmware import REPO, standin_env, write_skeleton
 
 NPM = REPO / ".venv" / "npm" / "node_modules"
 WEB_TOOLS = NPM / "esp-web-tools"

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import REPO, STANDIN_DIR, make_project, standin_env
-from xzbuild.build.job import BuildJob
-from xzbuild.build.results import BuildRecord, BuildStatus, junit_xml, read_records
+from tests.builder.firmware import REPO, STANDIN_DIR, make_project, standin_env
+from xzbuild.builder.job import BuildJob
+from xzbuild.builder.results import BuildRecord, BuildStatus, junit_xml, read_records
 from xzbuild.cli.main import main
 from xzbuild.core.errors import UserError
 
@@ -131,7 +131,7 @@ def _s3_job() -> BuildJob:
 
 def test_every_image_must_fit_its_partition_and_the_merged_image_the_flash(project: Project,
                                                                           tmp_path: Path) -> None:
-    from xzbuild.build.release import release_variant
+    from xzbuild.builder.release import release_variant
 
     obj = tmp_path / "object"
     shutil.copytree(next((project.root / "s3" / "cache").glob("objects/*/*")), obj)

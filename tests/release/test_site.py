@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.build.firmware import REPO
+from tests.builder.firmware import REPO
 from tests.release.factory import WEB_TOOLS, site_args
 from xzbuild.cli.main import main
 

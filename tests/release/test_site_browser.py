@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from tests.build.firmware import REPO
+from tests.builder.firmware import REPO
 from tests.release import browser as br
 from tests.release.factory import build_release, site_args
 from xzbuild.cli.main import main

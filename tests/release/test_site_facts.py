@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import REPO
+from tests.builder.firmware import REPO
 from tests.release.factory import WEB_TOOLS
 
 # main/boards/common/*_board.h: the network each base class brings up (what the catalog must say).
@@ -185,7 +185,7 @@ def test_every_variant_on_the_site_matches_the_firmware_sources(upstream: Path, 
 def test_docs_describe_the_update_path_the_tool_writes() -> None:
     """docs/release-site.md said the release manifests ask no question before erasing (so no browser update
     path); the update manifest the build writes does ask, and lists every part but NVS."""
-    from xzbuild.build.webtools import factory_manifest, update_manifest
+    from xzbuild.builder.webtools import factory_manifest, update_manifest
 
     section = (REPO / "docs" / "release-site.md").read_text(encoding="utf-8").split("## The update path")[1]
     section = " ".join(section.split("\n## ")[0].split())

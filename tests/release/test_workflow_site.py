@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from tests.build.firmware import REPO
+from tests.builder.firmware import REPO
 from xzbuild.release.webinstall import PINNED_VERSION
 
 

@@ -60,10 +60,10 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     after the build (resolved sdkconfig, app descriptor). Cached variants are skipped; results go to
     OUT/results.jsonl and OUT/junit.xml, logs to OUT/logs/. Exits 1 if any variant failed or was refused.
     """
-    from xzbuild.build.plan import BuildRequest, plan_build
-    from xzbuild.build.pool import build_variants
-    from xzbuild.build.progress import summary_table
-    from xzbuild.build.results import BuildStatus
+    from xzbuild.builder.plan import BuildRequest, plan_build
+    from xzbuild.builder.pool import build_variants
+    from xzbuild.builder.progress import summary_table
+    from xzbuild.builder.results import BuildStatus
 
     try:
         requested = json.loads(build_options_json) if build_options_json else None
@@ -118,7 +118,7 @@ def results() -> None:
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write JUnit XML.")
 def merge_cmd(files: tuple[Path, ...], output: Path | None, junit: Path | None) -> None:
     """Merge results.jsonl files of several shards or runs (per variant the most final status wins)."""
-    from xzbuild.build.results import junit_xml, merge_records, read_records, summary_counts, write_records
+    from xzbuild.builder.results import junit_xml, merge_records, read_records, summary_counts, write_records
     from xzbuild.core.fsutil import atomic_write_text
 
     merged = merge_records(read_records(f) for f in files)

@@ -188,7 +188,7 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
 def size_cmd(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
              min_free: float | None) -> None:
     """Compare app sizes of HEAD (a build output) with --base: per variant, delta, slot headroom, regions."""
-    from xzbuild.build.size import run_size
+    from xzbuild.builder.size import run_size
 
     run_size(base, head, as_json, fmt, fail_above, min_free)
 

@@ -169,7 +169,7 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
     The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
     uses, so both commands accept and reject the same lines.
     """
-    from xzbuild.build.results import BuildRecord, BuildStatus, read_records_at
+    from xzbuild.builder.results import BuildRecord, BuildStatus, read_records_at
     from xzbuild.core.jsonread import expect, read_json
 
     merged: dict[str, BuildRecord] = {}

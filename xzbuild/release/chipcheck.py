@@ -68,7 +68,7 @@ def _rev(text: object) -> str:
 def chip_check_facts(variant: Any) -> dict[str, str]:
     """The ``data-*`` facts a board page's chip check compares with the connected chip: esptool-js's chip name
     (what ESP Web Tools matches ``chipFamily`` with), the accepted revision range, the flash size, the version."""
-    from xzbuild.build.webtools import CHIP_FAMILIES
+    from xzbuild.builder.webtools import CHIP_FAMILIES
 
     revision = variant.get("chip_revision") or {}
     flash = (variant.get("flash_settings") or {}).get("flash_size") or ""

@@ -5,7 +5,7 @@ The schema follows the ``Manifest``/``Build`` interfaces of esp-web-tools 10.4.0
 serialType?}`` where ``chipFamily`` is esptool-js's ``CHIP_NAME`` of the detected chip.
 
 What the installer does with them (esp-web-tools 10.4.0, ``dist/install-dialog.js`` and ``dist/flash.js``;
-``tests/build/test_webtools.py`` reads these lines from the installed package):
+``tests/builder/test_webtools.py`` reads these lines from the installed package):
 
 - ``new_install_improv_wait_time: 0`` skips Improv Serial (``_client = null``), so the dashboard is the
   no-Improv one: "Install" erases the whole chip (``_startInstall(true)``) unless ``new_install_prompt_erase``

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.build.firmware import make_project, standin_env
+from tests.builder.firmware import make_project, standin_env
 from xzbuild.cli.main import main
 
 BOARDS = ["bread-compact-wifi.yaml", "waveshare/esp32-c6-touch-amoled-2.06.yaml", "xmini/c3-v3.yaml"]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import make_project, standin_env
-from xzbuild.build.results import BuildStatus, read_records
+from tests.builder.firmware import make_project, standin_env
+from xzbuild.builder.results import BuildStatus, read_records
 
 REPO = Path(__file__).resolve().parents[2]
 BOARDS = ["bread-compact-wifi.yaml", "bread-compact-esp32.yaml", "xmini/c3-v3.yaml"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from xzbuild.build.progress import BuildProgress, summary_table
-from xzbuild.build.results import (
+from xzbuild.builder.progress import BuildProgress, summary_table
+from xzbuild.builder.results import (
     BuildRecord,
     BuildStatus,
     junit_xml,
@@ -17,7 +17,7 @@ from xzbuild.build.results import (
     read_records,
     write_records,
 )
-from xzbuild.build.runner import first_error
+from xzbuild.builder.runner import first_error
 from xzbuild.core.errors import UserError
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.build.firmware import make_project, standin_env
+from tests.builder.firmware import make_project, standin_env
 from xzbuild.core.images import verify_image
-from xzbuild.build.results import BuildStatus, read_records
-from xzbuild.build.webtools import MANIFEST_SCHEMA
+from xzbuild.builder.results import BuildStatus, read_records
+from xzbuild.builder.webtools import MANIFEST_SCHEMA
 from xzbuild.cli.main import main
 from xzbuild.partitions import parse_binary
 
@@ -243,7 +243,7 @@ def test_full_matrix_all_cached_and_one_board_edit(tmp_path: Path, monkeypatch: 
     reason config, exactly the ones `boards kconfig-check` warns about; every image says the manifest's IDF."""
     import time
 
-    from tests.build.firmware import all_board_files
+    from tests.builder.firmware import all_board_files
     from xzbuild.codegen.kconfig_check import check_fragments
     from xzbuild.model import load_boards
 
@@ -304,8 +304,8 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """xzbuild's own release checks (independent of what the build tool verified)."""
     from tests.standin.images import make_app_image
-    from xzbuild.build.job import BuildJob
-    from xzbuild.build.release import release_variant
+    from xzbuild.builder.job import BuildJob
+    from xzbuild.builder.release import release_variant
     from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-esp32-128x32") == 0
@@ -328,8 +328,8 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
 
 def test_merged_image_is_checked_against_its_parts_and_made_when_missing(project: Project,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from xzbuild.build.job import BuildJob
-    from xzbuild.build.release import release_variant
+    from xzbuild.builder.job import BuildJob
+    from xzbuild.builder.release import release_variant
     from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-wifi-128x64") == 0

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xzbuild.build.job import idf_version_from_tree
+from xzbuild.builder.job import idf_version_from_tree
 from xzbuild.core.errors import UserError
 
 RUNNERS = "local, docker:IMAGE or standin"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import STANDIN_DIR, make_firmware
+from tests.builder.firmware import STANDIN_DIR, make_firmware
 
 # The two firmware options, declared as upstream's main/Kconfig.projbuild declares them: the stand-in resolves
 # the sdkconfig through the tree's Kconfig like ESP-IDF, which drops symbols nothing declares.

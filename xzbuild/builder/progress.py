@@ -7,7 +7,7 @@ import threading
 import time
 from typing import IO, Any
 
-from xzbuild.build.results import BuildRecord, BuildStatus
+from xzbuild.builder.results import BuildRecord, BuildStatus
 
 _STYLE = {BuildStatus.BUILT: "green", BuildStatus.CACHED: "cyan", BuildStatus.FAILED: "bold red",
           BuildStatus.SKIPPED: "yellow", BuildStatus.DISABLED: "dim"}

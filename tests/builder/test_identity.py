@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import copy_boards, generated_firmware, standin_env
-from xzbuild.build.results import BuildStatus, read_records
+from tests.builder.firmware import copy_boards, generated_firmware, standin_env
+from xzbuild.builder.results import BuildStatus, read_records
 from xzbuild.cli.main import main
 
 BOARDS = ["_firmware.yaml", "bread-compact-wifi.yaml", "xmini/c3-v3.yaml", "m5stack/stick-s3.yaml"]
@@ -162,9 +162,9 @@ def test_without_the_checks_esp_idf_would_build_the_default_board(case: Case) ->
     import subprocess
     import sys
 
-    from tests.build.firmware import STANDIN_DIR
-    from xzbuild.build.identity import verify_build
-    from xzbuild.build.job import BuildJob
+    from tests.builder.firmware import STANDIN_DIR
+    from xzbuild.builder.identity import verify_build
+    from xzbuild.builder.job import BuildJob
 
     symbol_missing(case)
     build_dir = case.root / "b"
@@ -236,7 +236,7 @@ def test_idf_standin_runs_the_repository_stand_in(case: Case, monkeypatch: pytes
     """`--idf standin` needs no idf.py on PATH; without a source checkout it says where it looked."""
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     assert build(case, extra=("--idf", "standin")) == 0
-    import xzbuild.build.toolchain as toolchain
+    import xzbuild.builder.toolchain as toolchain
 
     monkeypatch.setattr(toolchain, "standin_path", lambda: case.root / "no" / "idf.py")
     capsys.readouterr()

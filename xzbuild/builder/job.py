@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from xzbuild.model import BoardSet, FirmwareFacts
 
 # Bump when the artifact layout in the cache changes, so old objects are not reused.
-CACHE_FORMAT = 2  # 2: objects are stored only after the identity checks (xzbuild.build.identity)
+CACHE_FORMAT = 2  # 2: objects are stored only after the identity checks (xzbuild.builder.identity)
 # Never part of the firmware state: VCS data and editor litter anywhere; outputs, caches and the sdkconfig
 # idf.py rewrites at the top of the checkout.
 IGNORED_NAMES = {".git", "__pycache__", ".vscode", ".idea", ".DS_Store"}

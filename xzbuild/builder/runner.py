@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xzbuild.build.job import BuildJob
+from xzbuild.builder.job import BuildJob
 from xzbuild.core.errors import UserError
 
 FRAGMENT_NAME = "xzbuild.sdkconfig.defaults"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import make_project, standin_env
+from tests.builder.firmware import make_project, standin_env
 from xzbuild.core.images import verify_image
-from xzbuild.build.results import BuildStatus, read_records
+from xzbuild.builder.results import BuildStatus, read_records
 
 BOARDS = ["bread-compact-wifi.yaml", "bread-compact-esp32.yaml"]  # 4 variants, esp32s3 + esp32
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xzbuild.build.job import BuildJob
-from xzbuild.build.runner import debug_files
-from xzbuild.build.webtools import (
+from xzbuild.builder.job import BuildJob
+from xzbuild.builder.runner import debug_files
+from xzbuild.builder.webtools import (
     CHIP_FAMILIES,
     factory_manifest,
     revision_label,

@@ -193,5 +193,5 @@ def write_skeleton(out: Path, boards: Path = REPO / "boards") -> Path:
 
 
 if __name__ == "__main__":
-    # python -m tests.build.firmware OUT_DIR [BOARDS_DIR]
+    # python -m tests.builder.firmware OUT_DIR [BOARDS_DIR]
     print(write_skeleton(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "boards"))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import REPO, make_project, standin_env
+from tests.builder.firmware import REPO, make_project, standin_env
 
 VARIANTS = ["bread-compact-wifi", "bread-compact-wifi-128x64"]
 RESULTS = ("results.jsonl", "manifest.json", "junit.xml")

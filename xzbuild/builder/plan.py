@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xzbuild.build.job import BuildJob
-from xzbuild.build.pool import BuildOptions
-from xzbuild.build.runner import Runner
+from xzbuild.builder.job import BuildJob
+from xzbuild.builder.pool import BuildOptions
+from xzbuild.builder.runner import Runner
 from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -134,8 +134,8 @@ class BuildPlan:
         """Per job: a comment line with the cache state, then the exact commands."""
         import shlex
 
-        from xzbuild.build.job import TreeDigest, cache_key
-        from xzbuild.build.runner import cached_object
+        from xzbuild.builder.job import TreeDigest, cache_key
+        from xzbuild.builder.runner import cached_object
 
         tree = TreeDigest(self.runner.firmware, self.runner.cache_root)
         lines = [f"# {r.full_name} refused ({r.reason}): {r.error}" for r in self.options.refused]
@@ -167,10 +167,10 @@ def plan_build(request: BuildRequest) -> BuildPlan:
     """Resolve a request: runner and ESP-IDF version, chosen variants, jobs, pre-build identity checks."""
     from dataclasses import replace
 
-    from xzbuild.build.identity import preflight, project_name
-    from xzbuild.build.job import make_jobs
-    from xzbuild.build.results import BuildRecord, BuildStatus
-    from xzbuild.build.toolchain import check_runner, idf_executable, resolve_idf_version
+    from xzbuild.builder.identity import preflight, project_name
+    from xzbuild.builder.job import make_jobs
+    from xzbuild.builder.results import BuildRecord, BuildStatus
+    from xzbuild.builder.toolchain import check_runner, idf_executable, resolve_idf_version
     from xzbuild.core.fsutil import refuse_linked_subdirs
     from xzbuild.matrix import apply_shard, list_variants
     from xzbuild.model import load_boards

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import make_project, standin_env
-from xzbuild.build.webtools import CHIP_FAMILIES, MANIFEST_SCHEMA
+from tests.builder.firmware import make_project, standin_env
+from xzbuild.builder.webtools import CHIP_FAMILIES, MANIFEST_SCHEMA
 from xzbuild.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.build.job import BuildJob
+from xzbuild.builder.job import BuildJob
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet

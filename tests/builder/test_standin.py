@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.firmware import make_firmware, standin_env
+from tests.builder.firmware import make_firmware, standin_env
 from tests.standin.images import make_app_image, make_bootloader_image, read_standin_info
 from xzbuild.core.images import inspect_image, verify_image
 from xzbuild.core.errors import UserError

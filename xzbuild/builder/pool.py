@@ -19,18 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild import __version__
-from xzbuild.build.identity import summarize, verify_build
-from xzbuild.build.job import BuildJob, TreeDigest, cache_key
-from xzbuild.build.outlock import out_lock
-from xzbuild.build.progress import BuildProgress
-from xzbuild.build.release import (
+from xzbuild.builder.identity import summarize, verify_build
+from xzbuild.builder.job import BuildJob, TreeDigest, cache_key
+from xzbuild.builder.outlock import out_lock
+from xzbuild.builder.progress import BuildProgress
+from xzbuild.builder.release import (
     clean_stale,
     discard_stage,
     release_variant,
     withdraw_variant,
     write_release_manifest,
 )
-from xzbuild.build.results import (
+from xzbuild.builder.results import (
     BuildRecord,
     BuildStatus,
     junit_xml,
@@ -38,7 +38,7 @@ from xzbuild.build.results import (
     summary_counts,
     write_records,
 )
-from xzbuild.build.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
+from xzbuild.builder.runner import Runner, cached_object, clean_cache_tmp, run_job, store_object
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import atomic_write_text
 
@@ -305,7 +305,7 @@ def _warm_up() -> None:
     """Import the release-time libraries once, up front, so pool threads do not queue on the import lock."""
     import esptool.bin_image  # noqa: F401
 
-    from xzbuild.build.webtools import _validator
+    from xzbuild.builder.webtools import _validator
 
     _validator()
 
