@@ -44,7 +44,7 @@ def run(args: list[str], out: Path, name: str, cwd: Path = ROOT, stdin: str | No
     proc = subprocess.run(args, cwd=cwd, input=stdin, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
     text = f"rc={proc.returncode}\n{proc.stdout}"
-    text = text.replace(str(out), "<OUT>")
+    text = text.replace(str(out), "<OUT>").replace(str(ROOT), "<ROOT>")
     (out / "stdout").mkdir(parents=True, exist_ok=True)
     (out / "stdout" / f"{name}.txt").write_text(VOLATILE.sub(_zero, text), encoding="utf-8")
     if proc.returncode not in (0, 1):
@@ -92,7 +92,7 @@ def main() -> int:
         rel = path.relative_to(out).as_posix()
         data = path.read_bytes()
         if path.suffix in (".jsonl", ".json", ".txt", ".xml", ".log"):
-            data = VOLATILE.sub(_zero, data.decode("utf-8", "replace").replace(str(out), "<OUT>")).encode()
+            data = VOLATILE.sub(_zero, data.decode("utf-8", "replace").replace(str(out), "<OUT>").replace(str(ROOT), "<ROOT>")).encode()
         lines.append(f"{hashlib.sha256(data).hexdigest()}  {rel}")
     (out / "MANIFEST").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(lines)} files -> {out / 'MANIFEST'}")
