@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Mutation runner: every claim's realistic mutation must make its catching tests fail.
 
-    .venv/bin/python bench/mutations.py [--only ID ...] [--keep DIR] [--baseline] [--timeout S]
+    .venv/bin/python bench/mutations.py [--only ID ...] [--keep DIR] [--baseline] [--timeout S] [--jobs N]
+        [--markdown FILE]
 
 Reads ``tests/mutations/*.yaml``; each file is one mutation::
 
@@ -24,7 +25,9 @@ survived or errored.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -111,12 +114,51 @@ def run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[int, float,
     return proc.returncode, time.monotonic() - start, (lines[:1] or tail or [""])[0]
 
 
+def apply_and_run(copy: Path, m: Mutation, baseline: bool, timeout: float) -> tuple[Mutation, str, float, str]:
+    """Mutate ``m.file`` in ``copy``, run its tests, restore the file: (mutation, status, seconds, first failure)."""
+    target = copy / m.file
+    original = target.read_bytes()
+    if baseline:
+        rc, secs, detail = run_tests(copy, m.tests, timeout)
+        if rc != 0:
+            return m, "BASELINE FAILS", secs, detail
+    target.write_bytes(original.decode("utf-8").replace(m.find, m.replace, 1).encode("utf-8"))
+    try:
+        rc, secs, detail = run_tests(copy, m.tests, timeout)
+    finally:
+        target.write_bytes(original)
+    status = {1: "caught", 0: "SURVIVED"}.get(rc, f"ERROR (pytest exit {rc})")
+    print(f"{m.id}: {status} in {secs:.0f} s", file=sys.stderr, flush=True)
+    return m, status, secs, detail
+
+
+def _cell(text: str) -> str:
+    return text.strip().replace("|", "\\|").replace("\n", " ")
+
+
+def write_markdown(path: Path, rows: list[tuple[Mutation, str, float, str]], summary: str) -> None:
+    """The run as a Markdown table (docs/testing.md includes it): claim, mutation, catching tests, result."""
+    lines = ["| id | claim | mutation (`file`: find → replace) | catching test(s) | result |",
+             "|---|---|---|---|---|"]
+    for m, status, secs, _ in rows:
+        after = f"`{_cell(m.replace)}`" if m.replace.strip() else "(deleted)"
+        change = f"`{m.file}`: `{_cell(m.find)}` → {after}"
+        tests = "<br>".join(f"`{t}`" for t in m.tests)
+        lines.append(f"| `{m.id}` | {_cell(m.claim)} | {change} | {tests} | {status}, {secs:.0f} s |")
+    lines += ["", summary, ""]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines), encoding="utf-8")
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="mutation ids (file stems) to run")
     ap.add_argument("--keep", type=Path, help="make the copy here (kept) instead of a temporary directory")
     ap.add_argument("--baseline", action="store_true", help="first require the listed tests to pass unmutated")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per pytest run (default 900)")
+    ap.add_argument("--jobs", type=int, default=1, help="mutations run at once, each in its own copy (default 1)")
+    ap.add_argument("--markdown", type=Path, help="also write the results as a Markdown table to this file")
     args = ap.parse_args(argv)
     mutations = load()
     if args.only is not None:
@@ -130,31 +172,29 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="xz-mutations-") as tmp:
         parent = args.keep or Path(tmp)
         parent.mkdir(parents=True, exist_ok=True)
-        copy = copy_repo(parent)
-        rows = []
-        for m in mutations:
-            target = copy / m.file
-            original = target.read_bytes()
-            if args.baseline:
-                rc, secs, detail = run_tests(copy, m.tests, args.timeout)
-                if rc != 0:
-                    rows.append((m, "BASELINE FAILS", secs, detail))
-                    continue
-            target.write_bytes(original.decode("utf-8").replace(m.find, m.replace, 1).encode("utf-8"))
+        copies: queue.Queue[Path] = queue.Queue()
+        for i in range(max(1, args.jobs)):
+            copies.put(copy_repo(parent / f"w{i}"))
+
+        def one(m: Mutation) -> tuple[Mutation, str, float, str]:
+            copy = copies.get()  # a copy is used by one mutation at a time
             try:
-                rc, secs, detail = run_tests(copy, m.tests, args.timeout)
+                return apply_and_run(copy, m, args.baseline, args.timeout)
             finally:
-                target.write_bytes(original)
-            status = {1: "caught", 0: "SURVIVED"}.get(rc, f"ERROR (pytest exit {rc})")
-            rows.append((m, status, secs, detail))
-            print(f"{m.id}: {status} in {secs:.0f} s", file=sys.stderr, flush=True)
+                copies.put(copy)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            rows = list(pool.map(one, mutations))
     total = time.monotonic() - start
     width = max(len(m.id) for m, *_ in rows)
     print(f"{'mutation':<{width}}  {'result':<22}  {'s':>5}  first failure")
     for m, status, secs, detail in rows:
         print(f"{m.id:<{width}}  {status:<22}  {secs:5.0f}  {detail[:110]}")
     bad = [m.id for m, status, *_ in rows if status != "caught"]
-    print(f"{len(rows) - len(bad)}/{len(rows)} mutations caught; total {total:.0f} s")
+    summary = f"{len(rows) - len(bad)}/{len(rows)} mutations caught; total {total:.0f} s with {args.jobs} job(s)"
+    print(summary)
+    if args.markdown:
+        write_markdown(args.markdown, rows, summary)
     return 1 if bad else 0
 
 
