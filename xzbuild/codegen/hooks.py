@@ -97,7 +97,7 @@ def read_hooks(text: str) -> list[Hook]:
     """The hook blocks of a CMakeLists.txt, for comparing trees (conditions whitespace-normalised)."""
     out = []
     statements = read_cmake(text).statements
-    for head, body, end in zip(statements, statements[1:], statements[2:]):
+    for head, body, end in zip(statements, statements[1:], statements[2:], strict=False):
         values = body.command.values
         if head.word == "if" and not head.conditions and values[:2] == ("APPEND", "MAIN_PRIV_REQUIRES_EXTRA") \
                 and body.word == "list" and end.word == "endif" and end.block is not None \

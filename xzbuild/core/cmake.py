@@ -27,7 +27,6 @@ ArgumentKind = Literal["unquoted", "quoted", "bracket"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BLANK = re.compile(r"[ \t\r\n]+")
-_SPACE = re.compile(r"[ \t]*")
 _BRACKET_OPEN = re.compile(r"\[(=*)\[")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
 _UNQUOTED = re.compile(r'(?:[^ \t\r\n()#"\\]|\\.)+', re.DOTALL)
@@ -273,7 +272,9 @@ class _Reader:
                 self.comment()
                 continue
             name = _IDENTIFIER.match(text, self.pos)
-            paren = _SPACE.match(text, name.end()).end() if name is not None else self.pos
+            paren = name.end() if name is not None else self.pos
+            while text[paren:paren + 1] in (" ", "\t"):  # spaces may stand between the name and "("
+                paren += 1
             if name is None or not text.startswith("(", paren):
                 self.problem(self.pos, "expected a command: name(arguments)")
                 newline = text.find("\n", self.pos)

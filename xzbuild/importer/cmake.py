@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ def _chain(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
 
 def _hooks(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
     """``if(<cond>) list(APPEND MAIN_PRIV_REQUIRES_EXTRA ...) endif()`` blocks."""
-    for statement, following in zip(statements, statements[1:]):
+    for statement, following in itertools.pairwise(statements):
         if statement.word != "if" or "MAIN_PRIV_REQUIRES_EXTRA" not in following.code:
             continue
         cond = statement.command.inner
@@ -110,7 +111,7 @@ def _hooks(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
 
 def _locales(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
     """``if/elseif(CONFIG_LANGUAGE_X)`` branches that start with ``set(LANG_DIR "xx-YY")``."""
-    for statement, following in zip(statements, statements[1:]):
+    for statement, following in itertools.pairwise(statements):
         m = re.fullmatch(r"CONFIG_(LANGUAGE_\w+)", statement.command.inner)
         args = following.command.args
         if statement.word in ("if", "elseif") and m and following.word == "set" and len(args) == 2 \
