@@ -49,7 +49,9 @@ def _set_value(statement: Statement) -> tuple[str, str] | None:
 def parse_cmake(text: str) -> CMakeFacts:
     """Parse the board chain and the per-board hooks of main/CMakeLists.txt."""
     facts = CMakeFacts()
-    statements = read_cmake(text).statements
+    script = read_cmake(text)
+    facts.problems += [f"CMakeLists.txt:{p.line}: {p.message}" for p in script.problems]  # text CMake refuses
+    statements = script.statements
     start = next((i for i, s in enumerate(statements)
                   if s.word == "if" and s.command.inner.startswith("CONFIG_BOARD_TYPE_")), None)
     if start is None:
