@@ -163,6 +163,7 @@ class _Reader:
         self.comments: list[tuple[int, int]] = []  # (start, end) offsets of comments, for `code`
 
     def line_at(self, offset: int) -> int:
+        """The 1-based line of a text offset."""
         return bisect.bisect_right(self.starts, offset)
 
     def problem(self, offset: int, message: str) -> None:
