@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.builder.job import BuildJob
+from xzbuild.core.cmake import read as read_cmake
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet
@@ -261,8 +262,11 @@ def project_name(firmware: Path) -> str:
         text = (firmware / "CMakeLists.txt").read_text(encoding="utf-8")
     except OSError:
         return ""
-    m = re.search(r"^\s*project\(\s*([A-Za-z0-9_.-]+)", text, re.M)
-    return m.group(1) if m else ""
+    for statement in read_cmake(text).statements:
+        if statement.word == "project" and statement.command.args:
+            m = re.match(r"[A-Za-z0-9_.-]+", statement.command.args[0].value)
+            return m.group() if m else ""
+    return ""
 
 
 def verify_build(job: BuildJob, build: Path, expected_project: str) -> tuple[str, list[str]] | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild import __version__
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -61,13 +62,15 @@ class BuildJob:
 
 
 def project_version(firmware: Path, facts: FirmwareFacts | None = None) -> str:
-    """``PROJECT_VER`` from the firmware's root CMakeLists.txt (the first ``set(PROJECT_VER`` line)."""
+    """``PROJECT_VER`` from the firmware's root CMakeLists.txt (its first top-level ``set(PROJECT_VER ...)``)."""
     try:
-        for line in (firmware / "CMakeLists.txt").read_text(encoding="utf-8").splitlines():
-            if line.startswith("set(PROJECT_VER"):
-                return line.split('"')[1]
-    except (OSError, IndexError):
-        pass
+        text = (firmware / "CMakeLists.txt").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    for statement in read_cmake(text).statements:
+        args = statement.command.args
+        if statement.word == "set" and not statement.conditions and len(args) > 1 and args[0].value == "PROJECT_VER":
+            return args[1].value
     if facts is not None and facts.project_ver:
         return facts.project_ver
     raise UserError("cannot read set(PROJECT_VER \"...\") from CMakeLists.txt; is this a firmware checkout?",

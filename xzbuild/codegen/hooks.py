@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xzbuild.codegen.tables import _replace_region
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 
 _SYMBOL_GROUP = re.compile(r"^\(?\s*(CONFIG_BOARD_TYPE_\w+(?:\s+OR\s+CONFIG_BOARD_TYPE_\w+)*)\s*\)?\s*(.*)$")
@@ -95,9 +96,13 @@ def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt"
 def read_hooks(text: str) -> list[Hook]:
     """The hook blocks of a CMakeLists.txt, for comparing trees (conditions whitespace-normalised)."""
     out = []
-    pattern = r"^if\s*\((.*)\)\n\s*list\(APPEND MAIN_PRIV_REQUIRES_EXTRA\n((?:\s+[\w.-]+\n)+)\s*\)\nendif\(\)"
-    for m in re.finditer(pattern, text, re.M):
-        out.append(Hook(" ".join(m.group(1).split()), tuple(m.group(2).split())))
+    statements = read_cmake(text).statements
+    for head, body, end in zip(statements, statements[1:], statements[2:], strict=False):
+        values = body.command.values
+        if head.word == "if" and not head.conditions and values[:2] == ("APPEND", "MAIN_PRIV_REQUIRES_EXTRA") \
+                and body.word == "list" and end.word == "endif" and end.block is not None \
+                and end.block.heads == (head.command,):
+            out.append(Hook(" ".join(head.command.inner.split()), values[2:]))
     return out
 
 

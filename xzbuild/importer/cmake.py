@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-_COND = re.compile(r"^\s*(if|elseif)\((.+)\)\s*$")
-_SET = re.compile(r"^\s*set\((\w+)\s+(.*?)\)\s*$")
+from xzbuild.core.cmake import Statement
+from xzbuild.core.cmake import read as read_cmake
+
+_DEFAULTS = ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT", "EMOTE_RESOLUTION")
 
 
 @dataclass
@@ -34,63 +38,84 @@ def unquote(value: str) -> str:
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
+def _set_value(statement: Statement) -> tuple[str, str] | None:
+    """(variable, value as written) of a ``set(VAR value...)``; None for any other command."""
+    if statement.word != "set" or not statement.command.args:
+        return None
+    parts = statement.command.inner.split(None, 1)
+    return statement.command.args[0].value, parts[1] if len(parts) > 1 else ""
+
+
 def parse_cmake(text: str) -> CMakeFacts:
     """Parse the board chain and the per-board hooks of main/CMakeLists.txt."""
     facts = CMakeFacts()
-    lines = text.split("\n")
-    start = next((i for i, line in enumerate(lines) if re.match(r"^if\(CONFIG_BOARD_TYPE_", line)), None)
+    script = read_cmake(text)
+    facts.problems += [f"CMakeLists.txt:{p.line}: {p.message}" for p in script.problems]  # text CMake refuses
+    statements = script.statements
+    start = next((i for i, s in enumerate(statements)
+                  if s.word == "if" and s.command.inner.startswith("CONFIG_BOARD_TYPE_")), None)
     if start is None:
         facts.problems.append("CMakeLists.txt: no if(CONFIG_BOARD_TYPE_...) chain found")
         return facts
-    for line in lines[:start]:
-        m = _SET.match(line)
-        if m and m.group(1) in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT", "EMOTE_RESOLUTION") and not line.startswith(" "):
-            facts.defaults[m.group(1)] = unquote(m.group(2))
-    current: Branch | None = None
-    for offset, line in enumerate(lines[start:]):
-        lineno = start + offset + 1
-        if line.startswith("endif()"):
-            break
-        m = _COND.match(line)
-        if m:
-            cond = m.group(2).strip()
-            if not re.fullmatch(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+", cond):
-                facts.problems.append(f"CMakeLists.txt:{lineno}: chain condition {cond!r} is not one board symbol")
-                current = None
-                continue
-            current = Branch(cond[len("CONFIG_"):], {}, lineno)
-            facts.branches.append(current)
-            continue
-        s = _SET.match(line)
-        if s and current is not None:
-            current.variables[s.group(1)] = s.group(2)
-        elif line.strip() and not line.strip().startswith("#") and current is not None:
-            facts.problems.append(f"CMakeLists.txt:{lineno}: unrecognised line in the board chain: {line.strip()!r}")
-    _hooks(facts, lines)
-    _locales(facts, text)
+    for statement in statements[:start]:
+        found = _set_value(statement)
+        if found and found[0] in _DEFAULTS and not statement.conditions:
+            facts.defaults[found[0]] = unquote(found[1])
+    _chain(facts, statements[start:])
+    _hooks(facts, statements)
+    _locales(facts, statements)
     return facts
 
 
-def _hooks(facts: CMakeFacts, lines: list[str]) -> None:
-    """``if(<cond>) list(APPEND MAIN_PRIV_REQUIRES_EXTRA ...) endif()`` blocks."""
-    for i, line in enumerate(lines):
-        m = re.match(r"^if\((.+)\)\s*$", line)
-        if not m or i + 1 >= len(lines) or "MAIN_PRIV_REQUIRES_EXTRA" not in lines[i + 1]:
+def _chain(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
+    """The branches of the chain that starts ``statements``, up to its ``endif()``."""
+    level = len(statements[0].conditions)
+    current: Branch | None = None
+    for statement in statements:
+        if len(statement.conditions) > level + 1 or statement.block is not None and statement.word != "if" \
+                and len(statement.conditions) > level:
+            continue  # inside or closing a nested block, which is reported where it starts
+        head = statement.block is not None and len(statement.conditions) == level
+        if head and statement.word == "endif":
+            break
+        if head and statement.word in ("if", "elseif"):
+            cond = statement.command.inner.strip()
+            if not re.fullmatch(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+", cond):
+                facts.problems.append(f"CMakeLists.txt:{statement.line}: chain condition {cond!r} is not one board symbol")
+                current = None
+                continue
+            current = Branch(cond[len("CONFIG_"):], {}, statement.line)
+            facts.branches.append(current)
             continue
-        comps: list[str] = []
-        for nxt in lines[i + 2 :]:
-            if nxt.strip().startswith(")"):
-                break
-            comps.extend(nxt.split())
-        cond = m.group(1)
+        found = _set_value(statement)
+        if found and current is not None:
+            current.variables[found[0]] = found[1]
+        elif current is not None:
+            facts.problems.append(f"CMakeLists.txt:{statement.line}: unrecognised line in the board chain: "
+                                  f"{statement.code!r}")
+        if head:  # else(): what follows belongs to no board
+            current = None
+
+
+def _hooks(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
+    """``if(<cond>) list(APPEND MAIN_PRIV_REQUIRES_EXTRA ...) endif()`` blocks."""
+    for statement, following in itertools.pairwise(statements):
+        if statement.word != "if" or "MAIN_PRIV_REQUIRES_EXTRA" not in following.code:
+            continue
+        cond = statement.command.inner
         facts.hooks.append({
             "condition": cond,
-            "components": comps,
+            "components": list(following.command.values[2:]),
             "symbols": re.findall(r"CONFIG_(BOARD_TYPE_[A-Za-z0-9_]+)", cond),
             "types": re.findall(r'BOARD_TYPE STREQUAL "([^"]+)"', cond),
         })
 
 
-def _locales(facts: CMakeFacts, text: str) -> None:
-    for m in re.finditer(r"(?:if|elseif)\(CONFIG_(LANGUAGE_\w+)\)\s*\n\s*set\(LANG_DIR \"([^\"]+)\"\)", text):
-        facts.locales.append((m.group(1), m.group(2)))
+def _locales(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
+    """``if/elseif(CONFIG_LANGUAGE_X)`` branches that start with ``set(LANG_DIR "xx-YY")``."""
+    for statement, following in itertools.pairwise(statements):
+        m = re.fullmatch(r"CONFIG_(LANGUAGE_\w+)", statement.command.inner)
+        args = following.command.args
+        if statement.word in ("if", "elseif") and m and following.word == "set" and len(args) == 2 \
+                and args[0].value == "LANG_DIR" and args[1].kind == "quoted":
+            facts.locales.append((m.group(1), args[1].value))

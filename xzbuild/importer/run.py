@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
 from xzbuild.importer.boarddata import (
@@ -382,10 +383,9 @@ def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: Imp
     project_ver = ""
     root_cmake = firmware / "CMakeLists.txt"
     if root_cmake.is_file():
-        for line in root_cmake.read_text(encoding="utf-8").splitlines():
-            if line.startswith("set(PROJECT_VER"):
-                project_ver = line.split(None, 1)[1].rstrip(")").strip().strip('"')
-                break
+        project_ver = next((s.command.args[1].value for s in read_cmake(root_cmake.read_text(encoding="utf-8")).statements
+                            if s.word == "set" and not s.conditions and s.command.values[:1] == ("PROJECT_VER",)
+                            and len(s.command.args) > 1), "")
     models = {k: {key: v[key] for key in ("choice", "default", "depends_on", "entries")}
               for k, v in kf.display_models.items()}
     return {

@@ -17,12 +17,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xzbuild.core.cmake import Branch, Command
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
 
 _TARGET = re.compile(r"^CONFIG_IDF_TARGET_(\w+)$")
-_IF = re.compile(r"^\s*(if|elseif)\s*\((.*)\)\s*$", re.IGNORECASE)
-_ELSE = re.compile(r"^\s*else\s*\(.*\)\s*$", re.IGNORECASE)
-_ENDIF = re.compile(r"^\s*endif\s*\(.*\)\s*$", re.IGNORECASE)
 _SOURCE_LIST = re.compile(r"^\s*(?:set\s*\(\s*SOURCES\b|list\s*\(\s*APPEND\s+SOURCES\b)", re.IGNORECASE)
 _GLOB = re.compile(r"^\s*file\s*\(\s*GLOB(?:_RECURSE)?\s+\w+\s+(.*?)\)\s*$", re.IGNORECASE)
 _REMOVE = re.compile(r"^\s*list\s*\(\s*REMOVE_ITEM\s+SOURCES\b", re.IGNORECASE)
@@ -142,12 +141,12 @@ def _condition(expr: str, kconfig: str, universe: frozenset[str]) -> Gate | None
     return Gate(universe, symbols) if all(off_by_default(s, kconfig) for s in symbols) else None
 
 
-def _nested(stack: Sequence[list[Gate | None]], universe: frozenset[str]) -> Gate | None:
-    """The gate of the current line: every open branch must hold (at most one option clause is kept)."""
+def _nested(gates: Sequence[Gate | None], universe: frozenset[str]) -> Gate | None:
+    """The gate of a statement inside branches with these gates: all must hold (at most one option clause
+    is kept)."""
     targets = universe
     options: frozenset[str] | None = None
-    for branches in stack:
-        gate = branches[-1]
+    for gate in gates:
         if gate is None:
             return None
         targets &= gate.targets
@@ -156,71 +155,31 @@ def _nested(stack: Sequence[list[Gate | None]], universe: frozenset[str]) -> Gat
     return Gate(targets, options)
 
 
-def code_and_balance(line: str) -> tuple[str, int]:
-    """The line without its comment, and its parenthesis balance (quoted text ignored for both)."""
-    quoted = False
-    depth = 0
-    for i, ch in enumerate(line):
-        if ch == '"' and (i == 0 or line[i - 1] != "\\"):
-            quoted = not quoted
-        elif not quoted and ch == "#":
-            return line[:i], depth
-        elif not quoted and ch in "()":
-            depth += 1 if ch == "(" else -1
-    return line, depth
-
-
-def command_word(line: str) -> str:
-    """The lower-cased command a CMake line starts with (``if``, ``endif``, ``set``...; "" for none)."""
-    return line.strip().split("(", 1)[0].strip().lower()
-
-
-@functools.lru_cache(maxsize=8)  # the same CMakeLists.txt is asked about once per changed source
-def statements(text: str) -> list[str]:
-    """CMake commands, each joined onto one line (comments dropped)."""
-    out: list[str] = []
-    buf: list[str] = []
-    depth = 0
-    for raw in text.splitlines():
-        line, balance = code_and_balance(raw)
-        buf.append(line.strip())
-        depth += balance
-        if depth <= 0:
-            out.append(" ".join(part for part in buf if part))
-            buf, depth = [], 0
-    if buf:
-        out.append(" ".join(part for part in buf if part))
-    return out
+def _branch_gate(branch: Branch, known: dict[Command, Gate | None], kconfig: str,
+                 universe: frozenset[str]) -> Gate | None:
+    """The gate of one if()/elseif()/else() branch; `else()` counts only after target conditions."""
+    if branch.head.word != "else":
+        return _condition(branch.head.inner, kconfig, universe)
+    before = [known[head] for head in branch.heads[:-1]]
+    if all(g is not None and g.options is None for g in before):
+        return Gate(universe - frozenset().union(*(g.targets for g in before if g is not None)))
+    return None
 
 
 def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) -> Gate | None:
     """The variants that compile `main/<rel>` according to this `main/CMakeLists.txt`, as a Gate (an empty
     one when it is not compiled at all); None when every variant may compile it or it cannot be told."""
+    script = read_cmake(cmake)
+    if not script.balanced:
+        return None  # unbalanced if()/endif(): do not guess
     found: list[Gate] = []
-    stack: list[list[Gate | None]] = []  # per open if(): the gates of its branches so far
+    branch_gates: dict[Command, Gate | None] = {}  # each if()/elseif()/else() head's gate, asked once
     mention = re.compile(rf"(?<![\w/.-]){re.escape(rel)}(?![\w/.-])")
-    for line in statements(cmake):
-        if (m := _IF.match(line)) is not None:
-            gate = _condition(m.group(2), kconfig, universe)
-            if m.group(1).lower() == "if":
-                stack.append([gate])
-            elif stack:
-                stack[-1].append(gate)
-            else:
-                return None  # unbalanced: do not guess
-        elif _ELSE.match(line):
-            if not stack:
-                return None
-            before = stack[-1]
-            if all(g is not None and g.options is None for g in before):
-                taken = frozenset().union(*(g.targets for g in before if g is not None))
-                stack[-1].append(Gate(universe - taken))
-            else:
-                stack[-1].append(None)
-        elif _ENDIF.match(line):
-            if not stack:
-                return None  # unbalanced: do not guess
-            stack.pop()
+    for statement in script.statements:
+        line = statement.code
+        if statement.block is not None:
+            if statement.word != "endif":
+                branch_gates[statement.block.head] = _branch_gate(statement.block, branch_gates, kconfig, universe)
         elif (g := _GLOB.match(line)) is not None:
             for pattern in g.group(1).split():
                 pattern = re.sub(r"\$\{[^}]*\}", "*", pattern.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").strip('"'))
@@ -228,14 +187,12 @@ def source_gate(rel: str, cmake: str, kconfig: str, universe: frozenset[str]) ->
                     return None  # may come from a glob: every variant
         elif mention.search(line):
             if _SOURCE_LIST.match(line):
-                gate = _nested(stack, universe)
+                gate = _nested([branch_gates[b.head] for b in statement.conditions], universe)
                 if gate is None:
                     return None
                 found.append(gate)
             elif not _REMOVE.match(line):
                 return None  # used some other way: no limit known
-    if stack:
-        return None  # unbalanced if()/endif(): do not guess
     return union(found) if found else Gate(frozenset())
 
 

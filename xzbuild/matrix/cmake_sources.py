@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xzbuild.matrix.cmake_gates import command_word, statements
+from xzbuild.core.cmake import Statement
+from xzbuild.core.cmake import read as read_cmake
 
 _LISTING = re.compile(r"^\s*(?:set\s*\(\s*|list\s*\(\s*(?:APPEND|REMOVE_ITEM)\s+)(SOURCES|INCLUDE_DIRS)\b(.*)$",
                       re.IGNORECASE | re.DOTALL)
-_ARG = re.compile(r'"([^"]*)"|([^\s()"]+)')
 _HERE = "${CMAKE_CURRENT_SOURCE_DIR}/"
 
 
@@ -40,58 +40,56 @@ def _normal(statement: str) -> str:
 Listing = tuple[str, str, list[str]]  # (list variable, command, names)
 
 
-def _listing(statement: str) -> Listing | None:
+def _listing(statement: Statement) -> Listing | None:
     """(list variable, command, names) of a listing of named entries; None for anything else."""
-    match = _LISTING.match(statement.replace(_HERE, ""))
-    if match is None or "${" in match.group(2):
+    code = statement.code
+    match = _LISTING.match(code.replace(_HERE, ""))
+    if match is None:
         return None
-    command = _normal(statement[:match.start(1)])
-    names = [quoted or bare for quoted, bare in _ARG.findall(match.group(2).rsplit(")", 1)[0])]
+    names = [value.replace(_HERE, "") for value in statement.command.values[1 if statement.word == "set" else 2:]]
+    if any("${" in name for name in names):
+        return None
+    command = _normal(code[:match.start(1)])
     return match.group(1).upper(), command, [n.removeprefix("./") or "." for n in names]
 
 
-Parsed = list[tuple[str, Listing | None]]  # (normalised statement, its listing)
+Parsed = list[tuple[str, Listing | None, Statement]]  # (normalised statement, its listing, the statement)
 
 
-def _parse(text: str) -> Parsed:
-    return [(_normal(s), _listing(s)) for s in statements(text) if s.strip()]
+def _parse(text: str) -> Parsed | None:
+    """The statements of a text with their listings; None when CMake would refuse the text."""
+    script = read_cmake(text)
+    if script.problems:
+        return None
+    return [(_normal(s.code), _listing(s), s) for s in script.statements]
 
 
 def _skeleton(parsed: Parsed) -> list[str]:
     """The statements without listings of named entries and without if-blocks left empty."""
-    out = [statement for statement, listing in parsed if listing is None]
+    out = [(statement, s.word) for statement, listing, s in parsed if listing is None]
     changed = True
     while changed:  # drop if()/endif() pairs with nothing but elseif()/else() between them
         changed = False
         stack: list[int] = []
-        for index, statement in enumerate(out):
-            word = command_word(statement)
+        for index, (_, word) in enumerate(out):
             if word == "if":
                 stack.append(index)
             elif word == "endif" and stack:
                 start = stack.pop()
-                if all(command_word(s) in ("elseif", "else") for s in out[start + 1:index]):
+                if all(w in ("elseif", "else") for _, w in out[start + 1:index]):
                     del out[start:index + 1]
                     changed = True
                     break
-    return out
+    return [statement for statement, _ in out]
 
 
 def _contexts(parsed: Parsed) -> dict[tuple[str, str], list[tuple[tuple[str, ...], str]]]:
     """Per (list variable, name), every listing of it with the conditions open around it."""
     out: dict[tuple[str, str], list[tuple[tuple[str, ...], str]]] = {}
-    stack: list[list[str]] = []
-    for statement, listing in parsed:
-        word = command_word(statement)
-        if word == "if":
-            stack.append([statement])
-        elif word in ("elseif", "else") and stack:
-            stack[-1].append(statement)
-        elif word == "endif" and stack:
-            stack.pop()
-        elif listing is not None:
+    for _, listing, s in parsed:
+        if listing is not None:
             variable, command, names = listing
-            conditions = tuple(" / ".join(branches) for branches in stack)
+            conditions = tuple(" / ".join(_normal(h.code) for h in b.heads) for b in s.conditions)
             for name in names:
                 out.setdefault((variable, name), []).append((conditions, command))
     return out
@@ -100,14 +98,17 @@ def _contexts(parsed: Parsed) -> dict[tuple[str, str], list[tuple[tuple[str, ...
 def listing_change(old: str, new: str) -> ListingChange | None:
     """What a change that only edits listings of sources and include directories changes (see the module
     docstring); None when it changes anything else."""
-    sides = _parse(old), _parse(new)
+    parsed = _parse(old), _parse(new)
+    if parsed[0] is None or parsed[1] is None:
+        return None  # text CMake would refuse: no statement-by-statement comparison
+    sides = parsed[0], parsed[1]
     if _skeleton(sides[0]) != _skeleton(sides[1]):
         return None
     before, after = _contexts(sides[0]), _contexts(sides[1])
     changed = {key for key in set(before) | set(after) if before.get(key) != after.get(key)}
     # The include path is searched in order: if the directories both sides list moved relative to each
     # other, a header may now shadow another, so all of them count as changed.
-    kept = [[d for _, listing in side if listing and listing[0] == "INCLUDE_DIRS" for d in listing[2]
+    kept = [[d for _, listing, _ in side if listing and listing[0] == "INCLUDE_DIRS" for d in listing[2]
              if ("INCLUDE_DIRS", d) not in changed] for side in sides]
     if kept[0] != kept[1]:
         changed |= {("INCLUDE_DIRS", d) for d in kept[0] + kept[1]}

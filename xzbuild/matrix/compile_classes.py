@@ -23,19 +23,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xzbuild.matrix.cmake_gates import code_and_balance, command_word
+from xzbuild.core.cmake import Command, Script, Statement
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
 
 TRANSLATION_UNITS = (".c", ".cc", ".cpp")
 C_SOURCES = (*TRANSLATION_UNITS, ".h", ".hpp")
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 _SYMBOL = re.compile(r"\bCONFIG_[A-Za-z0-9_]+")
-_CMAKE_IF = re.compile(r"^\s*(?:if|elseif)\s*\((.*)\)\s*$", re.IGNORECASE | re.MULTILINE)
 _BOARD_CHAIN_BODY = re.compile(r"^\s*set\s*\(\s*BOARD_(?:DIR|TYPE)\b", re.IGNORECASE)
 _TREE_ROOTS = ("main/", "components/")
-_COMPILE_DEFINITIONS = re.compile(r"(?:target_compile_definitions|add_compile_definitions)\s*\(([^)]*)\)",
-                                  re.IGNORECASE)
-_DEFINED = re.compile(r"(?:^|\s)-?D?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_COMPILE_DEFINITIONS = ("target_compile_definitions", "add_compile_definitions")
+_DEFINED = re.compile(r"-?D?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 _SET = re.compile(r"^\s*set\s*\(\s*(\w+)\s+\"?([^\s\")]*)\"?\s*\)", re.IGNORECASE)
 _IDENTITY_VARS = frozenset({"BOARD_DIR", "BOARD_TYPE", "BOARD_NAME", "MANUFACTURER", "BOARD_MANUFACTURER"})
 
@@ -193,32 +192,39 @@ def link_symbols(cmake: str) -> frozenset[str]:
     ``BOARD_TYPE``) is left out: it picks the board's own sources, which only that board's variants compile
     (``unit_variants``), and the identity macros, which `board_macros` accounts for."""
     names: set[str] = set()
-    lines = cmake.splitlines()
-    for index, line in enumerate(lines):
-        match = _CMAKE_IF.match(line)
-        if not match:
-            continue
-        found = {m[len("CONFIG_"):] for m in _SYMBOL.findall(match.group(1))}
-        if any(_BOARD_CHAIN_BODY.match(body) for body in _branch_body(lines, index + 1)):
+    chain = _chain_heads(read_cmake(cmake))
+    for head in _branch_bodies(read_cmake(cmake)):
+        found = {m[len("CONFIG_"):] for m in _SYMBOL.findall(head.inner)}
+        if head in chain:
             found = {s for s in found if not s.startswith("BOARD_TYPE_")}
         names |= found
     return frozenset(names)
 
 
-def _branch_body(lines: Sequence[str], start: int) -> Iterable[str]:
-    """The lines of one if/elseif branch (nested blocks included) up to its elseif/else/endif."""
-    depth = 0
-    for line in lines[start:]:
-        word = command_word(line)
-        if word == "if":
-            depth += 1
-        elif word == "endif":
-            if depth == 0:
-                return
-            depth -= 1
-        elif word in ("elseif", "else") and depth == 0:
-            return
-        yield line
+def _branch_bodies(script: Script) -> dict[Command, list[Statement]]:
+    """Per if()/elseif() head, the statements of its branch (nested blocks included), in file order."""
+    bodies: dict[Command, list[Statement]] = {}
+    for statement in script.statements:
+        if statement.word in ("if", "elseif"):
+            bodies.setdefault(statement.command, [])
+        for branch in statement.conditions:
+            if branch.head.word != "else":
+                bodies.setdefault(branch.head, []).append(statement)
+    return bodies
+
+
+def _chain_heads(script: Script) -> dict[Command, list[Statement]]:
+    """The branches of the board-directory chain (whose body sets ``BOARD_DIR`` or ``BOARD_TYPE``)."""
+    return {head: body for head, body in _branch_bodies(script).items()
+            if any(_BOARD_CHAIN_BODY.match(s.code) for s in body)}
+
+
+def _definitions(cmake: str) -> list[tuple[str, str]]:
+    """(name, value) of each ``NAME=value`` unquoted argument of the compile-definition commands."""
+    return [(m.group(1), m.group(2)) for statement in read_cmake(cmake).statements
+            if statement.word in _COMPILE_DEFINITIONS
+            for arg in statement.command.args
+            if arg.kind == "unquoted" and (m := _DEFINED.fullmatch(arg.value)) is not None]
 
 
 def board_macros(cmake: str) -> dict[str, bool]:
@@ -227,11 +233,7 @@ def board_macros(cmake: str) -> dict[str, bool]:
     each mapped to True when it is a string literal. A unit that mentions a value macro (a font identifier)
     compiles per board branch; string literals (names CMake restricts to ``[a-z0-9.-]``) change no
     compile or link result, so they do not split a class."""
-    names: dict[str, bool] = {}
-    for block in _COMPILE_DEFINITIONS.findall(cmake):
-        for name, value in _DEFINED.findall(block):
-            names[name] = value.startswith(('\\"', '"'))
-    return names
+    return {name: value.startswith(('\\"', '"')) for name, value in _definitions(cmake)}
 
 
 @functools.lru_cache(maxsize=8)  # classes_for_units asks once per changed path and unit set
@@ -239,11 +241,10 @@ def macro_variables(cmake: str) -> dict[str, str | None]:
     """Per value macro of `board_macros`, the CMake variable it is defined from when its value is exactly
     ``${VAR}`` (``BUILTIN_TEXT_FONT=${BUILTIN_TEXT_FONT}``); None when it is anything else."""
     out: dict[str, str | None] = {}
-    for block in _COMPILE_DEFINITIONS.findall(cmake):
-        for name, value in _DEFINED.findall(block):
-            if not value.startswith(('\\"', '"')):
-                whole = re.fullmatch(r"\$\{(\w+)\}", value)
-                out[name] = whole.group(1) if whole else None
+    for name, value in _definitions(cmake):
+        if not value.startswith(('\\"', '"')):
+            whole = re.fullmatch(r"\$\{(\w+)\}", value)
+            out[name] = whole.group(1) if whole else None
     return out
 
 
@@ -272,47 +273,37 @@ class BranchValues:
 @functools.lru_cache(maxsize=8)  # classes_for_units asks once per changed path and unit set
 def branch_values(cmake: str) -> BranchValues:
     """The chain's per-board values (see `BranchValues`)."""
-    lines = cmake.splitlines()
+    script = read_cmake(cmake)
     raw: dict[str, dict[str, str]] = {}
-    in_branch: set[int] = set()
+    in_branch: set[int] = set()  # lines of the statements inside chain branches
     nested: set[str] = set()
-    for index, line in enumerate(lines):
-        match = _CMAKE_IF.match(line)
-        if not match:
-            continue
-        body = list(_branch_body(lines, index + 1))
-        if not any(_BOARD_CHAIN_BODY.match(b) for b in body):
-            continue
-        depth, values = 0, dict[str, str]()
-        for offset, text in enumerate(body):
-            in_branch.add(index + 1 + offset)
-            word = command_word(text)
-            depth += (word == "if") - (word == "endif")
-            if (m := _SET.match(text)) and m.group(1) not in _IDENTITY_VARS:
-                if depth:
+    for head, body in _chain_heads(script).items():
+        values = dict[str, str]()
+        for statement in body:
+            in_branch.add(statement.line)
+            if (m := _SET.match(statement.code)) and m.group(1) not in _IDENTITY_VARS:
+                if statement.conditions[-1].head != head:
                     nested.add(m.group(1))
                 else:
                     values[m.group(1)] = m.group(2)
-        for symbol in _SYMBOL.findall(match.group(1)):
+        for symbol in _SYMBOL.findall(head.inner):
             raw.setdefault(symbol, values)
     chain_vars = {v for values in raw.values() for v in values} | nested
-    first = min(in_branch, default=len(lines))
+    first = min(in_branch, default=len(cmake.splitlines()) + 1)
     defaults: dict[str, str] = {}
-    depth, late = 0, set(nested)
+    late = set(nested)
     bare = re.compile(r"(?<![\w{])(" + "|".join(map(re.escape, sorted(chain_vars))) + r")(?![\w=}])") \
         if chain_vars else None
-    for index, raw_line in enumerate(lines):
-        line = code_and_balance(raw_line)[0]
-        word = command_word(line)
-        depth += (word == "if") - (word == "endif")
-        m = _SET.match(line)
-        if m and m.group(1) in chain_vars and index not in in_branch:
-            if depth == 0 and index < first:
+    for statement in script.statements:
+        m = _SET.match(statement.code)
+        inside = statement.line in in_branch
+        if m and m.group(1) in chain_vars and not inside:
+            if not statement.conditions and statement.line < first:
                 defaults[m.group(1)] = m.group(2)
             else:
                 late.add(m.group(1))
-        elif bare is not None and not (m and index in in_branch) and word not in ("if", "elseif", "while"):
-            late.update(bare.findall(line))  # assigned some other way (string(), list(), a function...)
+        elif bare is not None and not (m and inside) and statement.word not in ("if", "elseif", "while"):
+            late.update(bare.findall(statement.code))  # assigned some other way (string(), list(), a function...)
     effective = {symbol: tuple(sorted({**defaults, **values}.items())) for symbol, values in raw.items()}
     return BranchValues(effective, frozenset(chain_vars - late))
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.cmake_gates import Gate, source_gate
 from xzbuild.matrix.cmake_sources import ListingChange, listing_change
 from xzbuild.matrix.compile_classes import (
@@ -175,7 +176,6 @@ def representatives(classes: Sequence[CompileClass], chosen: set[str], by_name: 
 
 
 CONFIG_INPUT = re.compile(r"^(?:main/Kconfig\.projbuild|sdkconfig\.defaults(?:\.[a-z0-9]+)?)$")
-_VERSION_LINE = re.compile(r"^\s*set\s*\(\s*PROJECT_VER\b", re.IGNORECASE)
 _KCONFIG_ENTRY = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
 
@@ -184,8 +184,15 @@ def version_only(old: str | None, new: str | None) -> bool:
     reaches the app descriptor, compiled alike by every variant of a target."""
     if old is None or new is None:
         return False
-    strip = [line for line in old.splitlines() if not _VERSION_LINE.match(line)]
-    return strip == [line for line in new.splitlines() if not _VERSION_LINE.match(line)] and old != new
+    return _without_version(old) == _without_version(new) and old != new
+
+
+def _without_version(text: str) -> list[str]:
+    """The lines of a CMakeLists.txt without those of its ``set(PROJECT_VER ...)`` statements."""
+    version = {number for s in read_cmake(text).statements
+               if s.word == "set" and s.command.values[:1] == ("PROJECT_VER",)
+               for number in range(s.line, s.end_line + 1)}
+    return [line for number, line in enumerate(text.splitlines(), 1) if number not in version]
 
 
 def listing_classes(path: str, listed: ListingChange, entries: Sequence[MatrixEntry], tree: SourceTree,

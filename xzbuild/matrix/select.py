@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import UserError
 from xzbuild.matrix.cmake_gates import Gate, release_config, source_gate, union
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
@@ -249,15 +250,15 @@ def _listed_unit(path: str, content: ContentSource | None) -> str | None:
     return None
 
 
-_GLOB_ARGS = re.compile(r"file\s*\(\s*GLOB(?:_RECURSE)?\s+\w+([^)]*)\)", re.I)
-
-
 def _globbed(rel: str, cmake: str) -> bool:
     """Whether a ``file(GLOB ...)`` of the component (``${CMAKE_CURRENT_SOURCE_DIR}/<dir>/*.cc``, no other
     variables) picks up ``main/<rel>`` — older upstream trees compiled boards/common/*.cc that way."""
-    for m in _GLOB_ARGS.finditer(cmake):
-        for arg in m.group(1).split():
-            pattern = arg.strip('"').replace("${CMAKE_CURRENT_SOURCE_DIR}/", "", 1)
+    for statement in read_cmake(cmake).statements:
+        values = statement.command.values
+        if statement.word != "file" or values[:1] not in (("GLOB",), ("GLOB_RECURSE",)):
+            continue
+        for arg in values[2:]:
+            pattern = arg.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "", 1)
             if "${" not in pattern and "/" in pattern and fnmatch.fnmatchcase(rel, pattern) and \
                     rel.count("/") == pattern.count("/"):
                 return True

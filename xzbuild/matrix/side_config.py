@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
 
 if TYPE_CHECKING:
     from xzbuild.matrix.select import ContentSource
 
 _EXPLICIT = re.compile(r"^(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)=y$")
-_GUARD = re.compile(r"^\s*(?:else)?if\s*\(\s*(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)\s*\)", re.IGNORECASE)
-_SET_TYPE = re.compile(r'^\s*set\s*\(\s*BOARD_TYPE\s+"([^"]+)"\s*\)', re.IGNORECASE)
+_GUARD = re.compile(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+")
 _KCONFIG_ENTRY = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$")
 _KEY = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=")
 
@@ -94,12 +94,14 @@ class SideBuilds:
         """Directory leaf → the board symbols whose CMake branch sets ``BOARD_TYPE`` to it, in file order."""
         if self._candidates is None:
             self._candidates = {}
-            guard: str | None = None
-            for line in (self.read("main/CMakeLists.txt") or "").splitlines():
-                if (g := _GUARD.match(line)) is not None:
-                    guard = g.group(1)
-                elif (s := _SET_TYPE.match(line)) is not None and guard is not None:
-                    self._candidates.setdefault(s.group(1), []).append(guard)
+            guard: str | None = None  # the last single-symbol if()/elseif() seen (kept past its branch)
+            for statement in read_cmake(self.read("main/CMakeLists.txt") or "").statements:
+                args = statement.command.args
+                if statement.word in ("if", "elseif") and _GUARD.fullmatch(statement.command.inner.strip()):
+                    guard = statement.command.inner.strip()
+                elif statement.word == "set" and len(args) == 2 and args[0].value == "BOARD_TYPE" \
+                        and args[1].kind == "quoted" and args[1].value and guard is not None:
+                    self._candidates.setdefault(args[1].value, []).append(guard)
         return self._candidates
 
     def _kconfig_depends(self) -> dict[str, str]:

@@ -16,6 +16,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from xzbuild.core.cmake import Command
+from xzbuild.core.cmake import read as read_cmake
+
 _BOARD_SYM = re.compile(r"\b(?:CONFIG_)?BOARD_TYPE_([A-Za-z0-9_]+)\b")
 _TYPE_COND = re.compile(r'\bBOARD_TYPE\s+STREQUAL\s+"([^"]+)"')
 _TARGET_SYM = re.compile(r"\b(?:CONFIG_)?IDF_TARGET_(ESP32[A-Z0-9]*)\b")
@@ -234,28 +237,31 @@ def _kconfig_lines(text: str) -> list[_Line]:
 
 _CM_NEG = re.compile(r"\bNOT\b")
 _CM_OPS = (re.compile(r"\bOR\b"), re.compile(r"\bAND\b"))
-_CM_IF = re.compile(r"^(if|elseif)\s*\((.*)\)$", re.IGNORECASE)
-_CM_ELSE = re.compile(r"^else\s*\(.*\)$", re.IGNORECASE)
-_CM_ENDIF = re.compile(r"^endif\s*\(.*\)$", re.IGNORECASE)
 
 
 def _cmake_lines(text: str) -> list[_Line]:
-    """Logical CMake lines with the board gate of their innermost board-limiting if()/elseif() branch."""
+    """Physical CMake lines (blank and comment-only ones dropped) with the board gate of their statement's
+    innermost board-limiting if()/elseif() branch; an if()/elseif()/else() line is inside the branch it
+    starts, an endif() line inside the last branch it closes."""
+    gates: dict[Command, frozenset[str] | None] = {}  # each branch head's own gate, asked once
+
+    def own(head: Command) -> frozenset[str] | None:
+        if head not in gates:
+            gates[head] = None if head.word == "else" else _restriction(" ".join(head.inner.split()), _CM_NEG,
+                                                                        _CM_OPS)
+        return gates[head]
+
+    by_line: dict[int, frozenset[str] | None] = {}
+    for statement in read_cmake(text).statements:
+        branches = [*statement.conditions, *([statement.block] if statement.block is not None else [])]
+        gate = next((g for b in reversed(branches) if (g := own(b.head)) is not None), None)
+        for number in range(statement.line, statement.end_line + 1):
+            by_line.setdefault(number, gate)
     out: list[_Line] = []
-    stack: list[frozenset[str] | None] = []  # gate of each open if-level's current branch
-    for text_, number, _indent in _logical_lines(text, "#"):
-        if (m := _CM_IF.match(text_)) is not None:
-            branch = _restriction(m.group(2), _CM_NEG, _CM_OPS)
-            if m.group(1).lower() == "if":
-                stack.append(branch)
-            elif stack:
-                stack[-1] = branch
-        elif _CM_ELSE.match(text_) and stack:
-            stack[-1] = None
-        current = next((g for g in reversed(stack) if g is not None), None)
-        out.append(_Line(text_, number, current))
-        if _CM_ENDIF.match(text_) and stack:
-            stack.pop()
+    for number, raw in enumerate(text.splitlines(), 1):
+        body = " ".join(raw.split())
+        if body and not body.startswith("#"):
+            out.append(_Line(body, number, by_line.get(number)))
     return out
 
 
