@@ -117,7 +117,7 @@ def forced(text: str) -> frozenset[str]:
 def block_end(lines: list[str], start: int) -> int:
     """Index after the block whose head is ``lines[start]`` (0-based): a ``choice``/``menu`` ends with its
     ``endchoice``/``endmenu`` at the head's indentation (nested ones counted), any other entry at the first
-    non-blank line indented no deeper than its head."""
+    non-blank line indented no deeper than its head (the blank lines before it are included)."""
     found = head(lines[start])
     indent = len(lines[start]) - len(lines[start].lstrip(" \t"))
     if found is not None and found[0] in ("choice", "menu"):
