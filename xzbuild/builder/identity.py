@@ -55,18 +55,18 @@ def _symbol(job: BuildJob) -> str:
 
 
 def _declaration_line(kconfig_text: str, symbol: str) -> int | None:
-    m = re.search(rf"^[ \t]*(?:menu)?config[ \t]+{re.escape(symbol)}[ \t]*$", kconfig_text, re.M)
-    return kconfig_text.count("\n", 0, m.start()) + 1 if m else None
+    from xzbuild.core.kconfig import declared
+
+    return declared(kconfig_text).get(symbol)
 
 
 def _depends(kconfig_text: str, line: int) -> str:
-    """The ``depends on`` of the entry declared at ``line`` (for the refusal message)."""
-    for text in kconfig_text.splitlines()[line : line + 8]:
-        stripped = text.strip()
-        if stripped.startswith("depends on"):
-            return stripped
-        if stripped.startswith(("config ", "menuconfig ", "choice", "endchoice")):
-            break
+    """The first ``depends on`` of the entry declared at ``line`` (for the refusal message)."""
+    from xzbuild.core.kconfig_text import entries
+
+    for entry in entries(kconfig_text):
+        if entry.line == line:
+            return next((b.text for b in entry.option("depends")), "its dependencies")
     return "its dependencies"
 
 

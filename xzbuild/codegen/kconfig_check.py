@@ -11,14 +11,14 @@ Symbols the firmware Kconfig does not define (ESP-IDF component options) are out
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from xzbuild.core.kconfig import load_file, quiet
 
 _ASSIGN = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -104,14 +104,7 @@ class KconfigEvaluator:
         self.close()
 
     def _load(self, top: Path) -> Any:
-        import esp_kconfiglib
-        from esp_pylib.logger import log
-
-        # esp_kconfiglib pins esp_pylib's note stream to the sys.stderr of its import time; follow the live
-        # one instead, so notes never go to a stream that was replaced and closed since (redirects, capture).
-        log.set_info_stream(_LiveStderr())
-        with _quiet_kconfig():  # style notes about the firmware's own Kconfig are not this check's to print
-            return esp_kconfiglib.Kconfig(str(top), warn=False)
+        return load_file(top)
 
     def _undefined_symbols(self) -> set[str]:
         top = self._dir / "Kconfig.probe"
@@ -142,7 +135,7 @@ class KconfigEvaluator:
         merged.update(parse_assignments(fragment))
         config = self._dir / "sdkconfig.in"
         config.write_text("".join(f"{k}={v}\n" for k, v in merged.items()), encoding="utf-8")
-        with _quiet_kconfig():
+        with quiet():
             kconf.load_config(str(config), replace=True)
         result = Evaluation()
         # Raw values first (ESP-IDF component symbols the firmware Kconfig does not know) ...
@@ -173,40 +166,6 @@ class KconfigEvaluator:
             if _normalise(sym.str_value, _type_name(sym)) != _normalise(wanted, _type_name(sym)):
                 result.dropped.append(Dropped(index, line, sym.str_value or '""'))
         return result
-
-
-class _LiveStderr:
-    """A file-like object that writes to whatever ``sys.stderr`` is at the time of the write."""
-
-    def write(self, text: str) -> int:
-        return sys.stderr.write(text)
-
-    def flush(self) -> None:
-        sys.stderr.flush()
-
-    def isatty(self) -> bool:
-        return sys.stderr.isatty()
-
-
-@contextlib.contextmanager
-def _quiet_kconfig() -> Iterator[None]:
-    """Silence esp-idf-kconfig's NOTE lines (choice symbols set to n); the check reports what matters.
-
-    The logger is esp-pylib's process-wide instance, which building a Kconfig swaps for esp-idf-kconfig's
-    caching logger: the instance silenced here is the one restored, and it is put back in place (esptool in
-    the same process prints through it)."""
-    from esp_pylib.logger import EspLog
-
-    instance = EspLog.instance
-    before = getattr(instance, "_verbosity", 1)
-    if instance is not None:
-        instance.set_verbosity(0)
-    try:
-        yield
-    finally:
-        if instance is not None:
-            instance.set_verbosity(before)
-            EspLog.set_logger(instance)
 
 
 def _type_name(sym: Any) -> str:

@@ -11,12 +11,14 @@ needed. The board dependency lists (``USE_DEVICE_AEC``, ``USE_EMOTE_MESSAGE_STYL
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from xzbuild.codegen.natural import natural_label_key
 from xzbuild.codegen.render import render
+from xzbuild.core import kconfig_text
 from xzbuild.core.errors import Location, UserError
 
 # Upstream's order of the per-target default lines; targets it does not know follow alphabetically.
@@ -171,14 +173,22 @@ def _line_span(text: str, pattern: str, what: str, path: str, start: int = 0, en
     return m.start(), stop
 
 
+def _line_starts(text: str) -> list[int]:
+    """Offset of each line of ``text`` (as ``kconfig_text`` numbers them, 1-based: index 0 is line 1)."""
+    return list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
+
+
 def _choice_block(text: str, path: str) -> tuple[int, int]:
-    m = re.search(r"^choice BOARD_TYPE\n", text, re.M)
-    if m is None:
+    """Offsets of the body of the column-0 ``choice BOARD_TYPE``: after its head, up to its ``endchoice``."""
+    found = kconfig_text.entries(text)
+    head = next((e for e in found if e.kind == "choice" and e.rest == "BOARD_TYPE" and not e.indent), None)
+    if head is None:
         raise UserError("no 'choice BOARD_TYPE' block; is this a xiaozhi-esp32 checkout?", Location(path))
-    end = re.compile(r"^endchoice\b", re.M).search(text, m.end())
+    end = next((e for e in found if e.kind == "endchoice" and not e.indent and e.line > head.line), None)
     if end is None:
         raise UserError("'choice BOARD_TYPE' has no endchoice", Location(path))
-    return m.end(), end.start()
+    starts = _line_starts(text)
+    return starts[head.line], starts[end.line - 1]
 
 
 def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH,
@@ -259,29 +269,23 @@ def sort_by_symbol(rows: Iterable[BoardTypeRow]) -> list[BoardTypeRow]:
 
 
 def _depends_statement(text: str, kind: str, name: str) -> tuple[int, int, str, str] | None:
-    """(start, end, indent, expression) of the board-listing ``depends on`` of ``<kind> <name>``."""
-    head = re.search(rf"^([ \t]*){kind} {name}[ \t]*\n", text, re.M)
-    if head is None:
+    """(start, end, indent, expression) of the board-listing ``depends on`` of ``<kind> <name>`` (its first
+    ``depends on`` statement naming a BOARD_TYPE symbol, continuation lines included)."""
+    entry = next((e for e in kconfig_text.entries(text) if e.kind == kind and e.rest == name), None)
+    if entry is None:
         return None
-    width = len(head.group(1))
-    pos = head.end()
-    while pos < len(text):
-        line_end = text.find("\n", pos)
-        line_end = len(text) if line_end < 0 else line_end
-        line = text[pos:line_end]
-        stripped = line.lstrip(" \t")
-        if stripped and len(line) - len(stripped) <= width:
-            return None  # next entry: this one has no board list
-        if stripped.startswith("depends on "):
-            stop = line_end
-            while text[pos:stop].endswith("\\") and stop < len(text):
-                nxt = text.find("\n", stop + 1)
-                stop = len(text) if nxt < 0 else nxt
-            statement = text[pos:stop]
-            if "BOARD_TYPE_" in statement:
-                expr = re.sub(r"\\\n[ \t]*", " ", statement.lstrip(" \t")[len("depends on ") :])
-                return pos, min(stop + 1, len(text)), line[: len(line) - len(stripped)], expr
-        pos = line_end + 1
+    lines = text.splitlines()
+    starts = _line_starts(text)
+    for option in entry.option("depends"):
+        if not option.text.startswith("depends on "):
+            continue
+        first = option.number - 1
+        last = kconfig_text.continued(lines, first)
+        statement = "\n".join(lines[first:last])
+        if "BOARD_TYPE_" in statement:
+            line = lines[first]
+            expr = re.sub(r"\\\n[ \t]*", " ", statement.lstrip(" \t")[len("depends on ") :])
+            return starts[first], starts[last], line[: len(line) - len(line.lstrip(" \t"))], expr
     return None
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_STARTERS = re.compile(r"^(choice|menu|config|menuconfig)\b")
+from xzbuild.core import kconfig_text
+
+_STARTERS = ("choice", "menu", "config", "menuconfig")
+_PROMPT = re.compile(r'^bool\s+"([^"]*)"')
 _BOARD_SYM = re.compile(r"\b(BOARD_TYPE_[A-Za-z0-9_]+)\b")
 
 
@@ -38,53 +41,45 @@ def _blocks(lines: list[str]) -> list[tuple[str, int, list[str]]]:
     blocks: list[tuple[str, int, list[str]]] = []
     i = 1  # line 0 opens the outer menu
     while i < len(lines):
-        line = lines[i]
-        m = _STARTERS.match(line)
-        if not m:
+        found = kconfig_text.head(lines[i])
+        if found is None or found[0] not in _STARTERS or lines[i][:1] in (" ", "\t"):
             i += 1
             continue
-        start = i
-        if m.group(1) in ("choice", "menu"):
-            end_word = "endchoice" if m.group(1) == "choice" else "endmenu"
-            depth = 0
-            while i < len(lines):
-                word = lines[i].strip().split(" ", 1)[0]
-                if re.match(r"^(choice|menu)\b", lines[i].strip()):
-                    depth += 1
-                elif word in ("endchoice", "endmenu"):
-                    depth -= 1
-                    if depth == 0 and not lines[i].startswith(" ") and word == end_word:
-                        break
-                i += 1
-            i += 1
-        else:
-            i += 1
-            while i < len(lines) and (not lines[i] or lines[i].startswith((" ", "\t"))):
-                i += 1
+        start, i = i, kconfig_text.block_end(lines, i)
         body = lines[start:i]
         while body and not body[-1].strip():
             body.pop()
-        blocks.append((line, start + 1, body))
+        blocks.append((lines[start], start + 1, body))
     return blocks
 
 
 def _depends(body: list[str]) -> str:
-    """The block's own ``depends on`` expression (first one, continuation lines joined)."""
-    text = "\n".join(body[1:])
-    m = re.search(r"^\s*depends on\s+((?:.*\\\n)*.*)$", text, re.MULTILINE)
-    return " ".join(m.group(1).replace("\\\n", " ").split()) if m else ""
+    """The block's first ``depends on`` expression after its head (continuation lines joined)."""
+    for entry in kconfig_text.entries("\n".join(body)):
+        for option in entry.option("depends"):
+            if option.words[1:2] == ("on",) and option.number > 1:
+                first = option.number - 1
+                joined = "\n".join(body[first : kconfig_text.continued(body, first)]).replace("\\\n", " ")
+                return " ".join(joined.split()[2:])
+    return ""
+
+
+def _configs(body: list[str]) -> list[kconfig_text.Entry]:
+    """The ``config`` entries of a block (``menuconfig`` ones are menus, not members)."""
+    return [e for e in kconfig_text.entries("\n".join(body)) if e.kind == "config" and e.name]
 
 
 def _choice_entries(body: list[str]) -> list[tuple[str, str]]:
+    """(symbol, label) of each ``config`` whose ``bool "label"`` is within its next three lines."""
     entries = []
-    for i, line in enumerate(body):
-        m = re.match(r"^\s*config\s+(\w+)\s*$", line)
-        if m:
-            for nxt in body[i + 1 : i + 4]:
-                lm = re.match(r'^\s*bool\s+"([^"]*)"', nxt)
-                if lm:
-                    entries.append((m.group(1), lm.group(1)))
-                    break
+    for entry in _configs(body):
+        if entry.rest != entry.name:
+            continue
+        for line in entry.body:
+            lm = _PROMPT.match(line.text)
+            if lm and line.number <= entry.line + 3:
+                entries.append((entry.name, lm.group(1)))
+                break
     return entries
 
 
@@ -109,19 +104,15 @@ def parse_kconfig(text: str) -> KconfigFacts:
             }
             continue
         if head.startswith("choice") and name == "DISPLAY_STYLE":
-            for i, line in enumerate(body):
-                if re.match(r"^\s*config\s+USE_EMOTE_MESSAGE_STYLE\s*$", line):
-                    rest = []
-                    for nxt in body[i + 1 :]:
-                        if re.match(r"^\s*(config|endchoice)\b", nxt):
-                            break
-                        rest.append(nxt)
-                    facts.global_lists["USE_EMOTE_MESSAGE_STYLE"] = list(dict.fromkeys(_BOARD_SYM.findall("\n".join(rest))))
+            for entry in _configs(body):
+                if entry.rest == "USE_EMOTE_MESSAGE_STYLE":
+                    rest = "\n".join(line.text for line in entry.body)
+                    facts.global_lists["USE_EMOTE_MESSAGE_STYLE"] = list(dict.fromkeys(_BOARD_SYM.findall(rest)))
             continue
         if head.startswith("config") and name == "USE_DEVICE_AEC":
             facts.global_lists["USE_DEVICE_AEC"] = list(dict.fromkeys(_BOARD_SYM.findall("\n".join(body))))
             continue
-        if head.startswith("choice") and any(re.match(r"^\s*config\s+LANGUAGE_", b) for b in body):
+        if head.startswith("choice") and any(e.name.startswith("LANGUAGE_") for e in _configs(body)):
             facts.languages = dict(_choice_entries(body))
             continue
         dep = _depends(body)
@@ -130,53 +121,52 @@ def parse_kconfig(text: str) -> KconfigFacts:
         if head.startswith(("choice", "menu")) and (symbols or inherited):
             owners = list(dict.fromkeys(symbols + inherited))
             facts.private_blocks.append({"name": name, "symbols": owners, "text": "\n".join(body)})
-            for sym in re.findall(r"^\s*config\s+(\w+)", "\n".join(body), re.MULTILINE):
-                private_syms[sym] = owners
+            for entry in _configs(body):
+                private_syms[entry.name] = owners
     return facts
 
 
-_ENTRY = re.compile(r"^[ \t]*config[ \t]+(BOARD_TYPE_[A-Za-z0-9_]+)[ \t]*$")
-_LABEL = re.compile(r'^[ \t]*bool[ \t]+"(.*)"[ \t]*$')
-_TARGET = re.compile(r"^[ \t]*depends[ \t]+on[ \t]+IDF_TARGET_(\w+)[ \t]*$")
-_ENTRY_END = re.compile(r"^[ \t]*(config|menuconfig|choice|endchoice|default|prompt|help|if|endif|source)\b")
+_ENTRY = re.compile(r"BOARD_TYPE_[A-Za-z0-9_]+")
+_LABEL = re.compile(r'^bool[ \t]+"(.*)"$')
+_TARGET = re.compile(r"^depends[ \t]+on[ \t]+IDF_TARGET_(\w+)$")
+_TARGET_DEFAULT = re.compile(r"^default[ \t]+(BOARD_TYPE_\w+)[ \t]+if[ \t]+IDF_TARGET_(\w+)$")
+_PLAIN_DEFAULT = re.compile(r"^default[ \t]+(BOARD_TYPE_\w+)$")
+_ENTRY_END = ("default", "prompt", "help")  # an entry's modelled lines stop here (and at a blank line)
 
 
 def _board_choice(facts: KconfigFacts, body: list[str], first_line: int) -> None:
     """Entries of ``choice BOARD_TYPE`` in any indentation (tabs or spaces, trailing blanks): ``config X``,
     ``bool "label"`` and, from mid-2025 on, ``depends on IDF_TARGET_Y`` (older trees have no target line:
     the target then comes from the board's config.json)."""
-    for line in body:
-        m = re.match(r"^[ \t]*default[ \t]+(BOARD_TYPE_\w+)[ \t]+if[ \t]+IDF_TARGET_(\w+)[ \t]*$", line)
-        if m:
+    found = kconfig_text.entries("\n".join(body))
+    for line in (line for entry in found for line in entry.option("default")):
+        if (m := _TARGET_DEFAULT.match(line.text)) is not None:
             facts.target_defaults[m.group(2).lower()] = m.group(1)
-        plain = re.match(r"^[ \t]*default[ \t]+(BOARD_TYPE_\w+)[ \t]*$", line)
-        if plain:
+        if (plain := _PLAIN_DEFAULT.match(line.text)) is not None:
             facts.plain_default = plain.group(1)  # trees before the per-target defaults
-    i = 0
-    while i < len(body):
-        m = _ENTRY.match(body[i])
-        if not m:
-            if re.match(r"^[ \t]*config[ \t]+", body[i]):
-                facts.problems.append(f"Kconfig.projbuild:{first_line + i}: unexpected line in BOARD_TYPE choice: "
-                                      f"{body[i].strip()!r}; it was skipped")
-            i += 1
+    for entry in (e for e in found if e.kind == "config" and e.rest):
+        at = first_line - 1 + entry.line
+        if _ENTRY.fullmatch(entry.rest) is None:
+            facts.problems.append(f"Kconfig.projbuild:{at}: unexpected line in BOARD_TYPE choice: "
+                                  f"{body[entry.line - 1].strip()!r}; it was skipped")
             continue
-        start = i
         label: str | None = None
         target: str | None = None
-        i += 1
-        while i < len(body) and body[i].strip() and not _ENTRY_END.match(body[i]):
-            lm, tm = _LABEL.match(body[i]), _TARGET.match(body[i])
+        previous = entry.line
+        for line in entry.body:
+            if line.number != previous + 1 or line.words[:1] and line.words[0] in _ENTRY_END:
+                break
+            previous = line.number
+            lm, tm = _LABEL.match(line.text), _TARGET.match(line.text)
             if lm and label is None:
                 label = lm.group(1)
             elif tm and target is None:
                 target = tm.group(1).lower()
             else:
-                facts.problems.append(f"Kconfig.projbuild:{first_line + i}: {m.group(1)}: line {body[i].strip()!r} "
-                                      "is not modelled; it was skipped")
-            i += 1
+                facts.problems.append(f"Kconfig.projbuild:{first_line - 1 + line.number}: {entry.rest}: line "
+                                      f"{line.text!r} is not modelled; it was skipped")
         if label is None:
-            facts.problems.append(f"Kconfig.projbuild:{first_line + start}: entry {m.group(1)} has no 'bool \"label\"' "
+            facts.problems.append(f"Kconfig.projbuild:{at}: entry {entry.rest} has no 'bool \"label\"' "
                                   "line; it was skipped")
             continue
-        facts.entries.append(BoardChoiceEntry(m.group(1), label, target, first_line + start))
+        facts.entries.append(BoardChoiceEntry(entry.rest, label, target, at))

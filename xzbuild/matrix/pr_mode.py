@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from xzbuild.core.kconfig import declared as kconfig_declared
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.cmake_gates import Gate, source_gate
 from xzbuild.matrix.cmake_sources import ListingChange, listing_change
@@ -176,7 +177,6 @@ def representatives(classes: Sequence[CompileClass], chosen: set[str], by_name: 
 
 
 CONFIG_INPUT = re.compile(r"^(?:main/Kconfig\.projbuild|sdkconfig\.defaults(?:\.[a-z0-9]+)?)$")
-_KCONFIG_ENTRY = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
 
 def version_only(old: str | None, new: str | None) -> bool:
@@ -246,7 +246,7 @@ def config_change_classes(label: str, entries: Sequence[MatrixEntry], tree: Sour
     firmware symbols change are classified over the units that mention a changed symbol, plus a link class
     where a changed symbol decides compiled sources in main/CMakeLists.txt. The rest resolve as before, but
     the resolution stubs ESP-IDF's own symbols, so they still get one link class per target and CMake key."""
-    declared = {name for text in kconfigs for name in _KCONFIG_ENTRY.findall(text)}
+    declared = {name for text in kconfigs for name in kconfig_declared(text)}
     link = link_symbols(cmake)
     fixed: list[tuple[MatrixEntry, str]] = []
     classified: list[MatrixEntry] = []

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xzbuild.core import kconfig_text
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
 
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 _EXPLICIT = re.compile(r"^(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)=y$")
 _GUARD = re.compile(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+")
-_KCONFIG_ENTRY = re.compile(r"^\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$")
 _KEY = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=")
 
 
@@ -105,23 +105,21 @@ class SideBuilds:
         return self._candidates
 
     def _kconfig_depends(self) -> dict[str, str]:
-        """Board symbol → the text of its ``depends on`` lines in the side's Kconfig."""
+        """Board symbol → the text of the ``depends on`` lines of its entries in the side's Kconfig."""
         if self._depends is None:
             self._depends = {}
-            current: str | None = None
-            for line in (self.read("main/Kconfig.projbuild") or "").splitlines():
-                if (m := _KCONFIG_ENTRY.match(line)) is not None:
-                    current = m.group(1)
-                elif current is not None and line.strip().startswith("depends on"):
-                    self._depends[current] = self._depends.get(current, "") + " " + line
+            for entry in kconfig_text.entries(self.read("main/Kconfig.projbuild") or ""):
+                if entry.kind in ("config", "menuconfig") and entry.name:
+                    for line in entry.option("depends"):
+                        self._depends[entry.name] = self._depends.get(entry.name, "") + " " + line.text
         return self._depends
 
     def declared(self) -> frozenset[str]:
-        """``CONFIG_``-prefixed names the side's Kconfig declares."""
+        """``CONFIG_``-prefixed names the side's Kconfig declares, as written (the layout reader, not
+        esp-idf-kconfig: a sound select that never evaluates Kconfig would pay ~0.1 s to load and parse it)."""
         if self._declared is None:
             text = self.read("main/Kconfig.projbuild") or ""
-            self._declared = frozenset(f"CONFIG_{m.group(1)}" for line in text.splitlines()
-                                       if (m := _KCONFIG_ENTRY.match(line)) is not None)
+            self._declared = frozenset(f"CONFIG_{name}" for name in kconfig_text.declarations(text))
         return self._declared
 
     def board_symbol(self, entry: MatrixEntry, directory: str, append: list[str]) -> str:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from xzbuild.core import kconfig_text
 from xzbuild.core.cmake import Command
 from xzbuild.core.cmake import read as read_cmake
 
@@ -150,11 +151,7 @@ def _logical_lines(text: str, comment: str) -> list[tuple[str, int, int]]:
 
 _KC_NEG = re.compile(r"!(?!=)")
 _KC_OPS = (re.compile(r"\|\|"), re.compile(r"&&"))
-_KC_ENTRY = re.compile(r"^(config|menuconfig)\s+(\S+)")
-_KC_OPEN = re.compile(r"^(choice|menu|if)\b\s*(.*)")
-_KC_CLOSE = re.compile(r"^(endchoice|endmenu|endif)\b")
 _KC_CONDITIONAL = re.compile(r"^(?:default|select|imply|range)\s.*?\sif\s+(.+)$")
-_KC_OTHER = re.compile(r"^(comment|source|mainmenu)\b")
 
 
 @dataclass
@@ -180,18 +177,19 @@ def _kconfig_lines(text: str) -> list[_Line]:
         if text_ in ("help", "---help---"):
             help_indent = indent
             continue
-        if _KC_CLOSE.match(text_):
+        kind, rest = kconfig_text.head(text_) or ("", "")
+        if kind in ("endchoice", "endmenu", "endif"):
             # The closing line belongs to the container it closes (inserting a gated choice is gated).
             blocks.append(_Block([], list(stack)))
             if stack:
                 stack.pop()
-        elif (m := _KC_ENTRY.match(text_)) is not None:
-            own = frozenset({m.group(2)}) if m.group(2).startswith("BOARD_TYPE_") else None
+        elif (symbol := kconfig_text.symbol_of(text_)) is not None:
+            own = frozenset({symbol}) if symbol.startswith("BOARD_TYPE_") else None
             blocks.append(_Block([], list(stack), own))
-        elif (m := _KC_OPEN.match(text_)) is not None:
-            blocks.append(_Block([m.group(2)] if m.group(1) == "if" else [], list(stack)))
+        elif kind in ("choice", "menu", "if"):
+            blocks.append(_Block([rest] if kind == "if" else [], list(stack)))
             stack.append(len(blocks) - 1)
-        elif _KC_OTHER.match(text_) or not blocks:
+        elif kind in ("comment", "source", "mainmenu") or not blocks:
             blocks.append(_Block([], list(stack), ui_only=text_.startswith("comment ")))
         elif text_.startswith(("depends on ", "visible if ")):
             blocks[-1].exprs.append(text_.split(" ", 2)[2])
@@ -327,9 +325,9 @@ def _new_off_options(lines: list[_Line], text: str) -> set[str] | None:
     for line in lines:
         if line.gate is not None:
             return None  # a board-gated block: the board rule is more precise
-        if (m := _KC_ENTRY.match(line.text)) is not None:
-            symbols.add(m.group(2))
-            current = m.group(2)
+        if (symbol := kconfig_text.symbol_of(line.text)) is not None:
+            symbols.add(symbol)
+            current = symbol
         elif not symbols or not _KC_PLAIN.match(line.text):
             return None
         elif line.text == "default n":
