@@ -1,10 +1,11 @@
-"""PR mode of `matrix select`: one build per compile-equivalence class of each changed shared C/C++ file.
+"""PR mode of `matrix select`: one build per compile-equivalence class of what a change touches.
 
-Board files, Kconfig/CMake tables, defaults and partitions select exactly as the sound rule does
-(`select.select_variants`); for a changed shared source, the variants the sound rule selects for it are
-partitioned into compile classes (`compile_classes`) and one representative per class is built. The result
-is a safe under-approximation only for compile and link checks: pushes to main and releases keep the full
-sound selection.
+Each kind of change PR mode narrows (`CHANGE_KINDS`: a shared C/C++ file, a header through the units including
+it; a version bump; a listing-only edit of main/CMakeLists.txt; the Kconfig or defaults layers) claims its
+changed paths, and the variants the sound rule selects for them are partitioned into compile classes
+(`compile_classes`), one representative per class built. Any other change (board files, tables, partitions)
+selects exactly as the sound rule does (`select.select_variants`). The result is a safe under-approximation
+only for compile and link checks: pushes to main and releases keep the full sound selection.
 """
 
 from __future__ import annotations
