@@ -11,26 +11,18 @@ from typing import Any
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
-from xzbuild.importer.boarddata import (
-    columns_to_yaml,
-    facts_to_yaml,
-    items_to_yaml,
-    kconfig_to_yaml,
-    variants_to_yaml,
-)
+from xzbuild.importer.board import BoardNotes, import_board
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
-from xzbuild.importer.configh import parse_config_h
-from xzbuild.importer.configjson import json_key_line, json_line, read_config_json
+from xzbuild.importer.configjson import read_config_json
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
 from xzbuild.importer.migrate import (
     default_targets,
     drop_clashing_defaults,
     migrate_board,
     migrate_target_defaults,
-    pin_tree_symbol,
     tree_symbol_rule,
 )
-from xzbuild.importer.sources import build_py_constants, guess_target, sdkconfig_layer, source_facts
+from xzbuild.importer.sources import build_py_constants, sdkconfig_layer
 from xzbuild.importer.tables import TableRef, board_set_path, board_tables, plan_tables
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
@@ -60,6 +52,15 @@ class ImportReport:
     upstream_commit: str = ""
     # Partition tables the boards name, copied into <out>/partitions/ (see importer.tables).
     tables: list[str] = field(default_factory=list)
+
+    def add_board_notes(self, board_dir: str, notes: BoardNotes) -> None:
+        """Record what importing ``board_dir`` found."""
+        self.problems += notes.problems
+        self.migrated += notes.migrated
+        for found, names in ((notes.no_config_json, self.no_config_json), (notes.empty_builds, self.empty_builds),
+                             (notes.orphan, self.orphan_dirs)):
+            if found:
+                names.append(board_dir)
 
 
 def _git(firmware: Path, *args: str) -> str:
@@ -173,14 +174,18 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
     written: set[Path] = set()
     boards: list[tuple[str, dict[str, Any], int]] = []
     tables: dict[str, tuple[str, TableRef]] = {}
+    rule = tree_symbol_rule(_text(firmware / "scripts" / "release.py"))
+    completed = dict(entries)  # each board's entries as its import completes them (their targets: _unselected)
     for board_dir in dirs:
         path = out / f"{board_dir}.yaml"
-        try:
-            data, n_variants = _board_yaml(firmware, boards_root / board_dir, board_dir, entries, report, hooks)
-        except UserError as exc:
-            report.errors.append(str(exc))
+        board = import_board(boards_root / board_dir, board_dir, entries, hooks, rule)
+        report.add_board_notes(board_dir, board.notes)
+        completed.update({e.symbol: (board_dir, e) for e in board.entries})
+        if board.error is not None:
+            report.errors.append(str(board.error))
             written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
             continue
+        data, n_variants = board.data, board.variants
         defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
                     **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
         report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
@@ -217,7 +222,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
 
     if only is not None:
         return report
-    _unselected(firmware, entries, report)
+    _unselected(firmware, completed, report)
     fw = _firmware_yaml(firmware, kf, cf, report, hooks)
     fw_path = out / FIRMWARE_FILE
     if write_if_changed(fw_path, dump_yaml(fw)):
@@ -237,110 +242,6 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             stale.unlink()
             report.removed.append(str(stale))
     return report
-
-
-def _board_yaml(firmware: Path, path: Path, board_dir: str, entries: dict[str, tuple[str, KconfigEntry]],
-                report: ImportReport, hooks: list[dict[str, Any]]) -> tuple[dict[str, Any], int]:
-    mine = [e for d, e in entries.values() if d == board_dir]
-    cfg_path = path / "config.json"
-    data: dict[str, Any] = {}
-    builds: list[dict[str, Any]] = []
-    if cfg_path.is_file():
-        cfg = read_config_json(cfg_path)
-        data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
-        if "manufacturer" in cfg:
-            data["manufacturer"] = cfg["manufacturer"].strip()
-        elif "/" in board_dir:  # early-2026 trees kept the maker in CMake's set(MANUFACTURER) only
-            data["manufacturer"] = board_dir.split("/")[0]
-            report.migrated.append(f"{board_dir}: manufacturer {data['manufacturer']} taken from its directory")
-        data["target"] = cfg["target"]
-        if "preview" in cfg:
-            data["preview"] = cfg["preview"]
-        builds = list(cfg.get("builds", []))
-        for build in builds:
-            lines = build.get("sdkconfig_append", [])
-            for line in [x for x in lines if not x.startswith("CONFIG_")]:
-                # Upstream's build ignores a line without CONFIG_; importing it as CONFIG_X would change the build.
-                report.problems.append(f"{cfg_path}:{json_line(cfg_path, line)}: warning: build {build['name']!r}: "
-                                       f"'{line}' has no CONFIG_ prefix, so upstream builds ignore it; kept as is "
-                                       "under sdkconfig_unprefixed (`boards kconfig-check` reports it)")
-        for build in builds:
-            extra = sorted(set(build) - {"name", "sdkconfig_append", "legacy_names", "build_options", "idf_version"})
-            if extra:
-                report.problems.append(f"{board_dir}/config.json: build {build['name']!r} keys {extra} are not "
-                                       "modelled and were not imported")
-        if not builds:
-            report.empty_builds.append(board_dir)
-        unknown = sorted(set(cfg) - {"type", "manufacturer", "target", "preview", "builds"})
-        if unknown:
-            report.problems.append(f"{board_dir}/config.json: keys {unknown} are not modelled and were not imported")
-    else:
-        report.no_config_json.append(board_dir)
-        data["type"] = board_dir.replace("/", "-")
-        if "/" in board_dir:
-            data["manufacturer"] = board_dir.split("/")[0]
-        target = (mine[0].target if mine else None) or guess_target(path)
-        if not mine:
-            report.orphan_dirs.append(board_dir)
-            guessed = f"target {target} guessed from its sources" if target else "no target found, esp32s3 assumed"
-            report.problems.append(f"{board_dir}: no config.json and no Kconfig/CMake entry; {guessed}")
-        data["target"] = target or "esp32s3"
-        data["config_json"] = False
-    for hook in hooks:
-        if data["type"] in hook["types"]:  # hooks keyed on the OTA type string (m5stack-stick-s3)
-            for entry in mine:
-                entry.cmake_hooks = [*entry.cmake_hooks, *(c for c in hook["components"] if c not in entry.cmake_hooks)]
-    data["sources"] = "custom"
-    data["source_facts"] = facts_to_yaml(source_facts(path))
-    explicit = any(line.startswith("CONFIG_BOARD_TYPE_") for b in builds for line in b.get("sdkconfig_append", []))
-    if builds and not mine and not explicit:
-        raise UserError("no Kconfig BOARD_TYPE entry with a CMake branch points at this board dir, so no build can "
-                        "select it; add the entry and branch (or an explicit CONFIG_BOARD_TYPE_X=y line)",
-                        Location(str(cfg_path), 1, 1))
-    if cfg_path.is_file() and len(mine) == 1 and mine[0].target and mine[0].target != data["target"]:
-        raise UserError(f"target {data['target']!r} contradicts the board's Kconfig entry {mine[0].symbol} "
-                        f"(depends on IDF_TARGET_{mine[0].target.upper()}); the symbol cannot be selected, so "
-                        "this build never produced this board; fix one of the two",
-                        Location(str(cfg_path), json_key_line(cfg_path, "target"), 1))
-    kconfig_targets = {e.symbol: e.target or None for e in mine}
-    for entry in mine:
-        entry.target = entry.target or data["target"]  # older Kconfig entries carry no target line
-    if mine:
-        data["kconfig"] = [kconfig_to_yaml(e) for e in mine]
-    variants = variants_to_yaml(builds, data["target"])
-    rule = tree_symbol_rule(_text(firmware / "scripts" / "release.py"))
-    if len(mine) > 1 and rule is not None:
-        candidates = [(e.symbol, kconfig_targets.get(e.symbol)) for e in mine]
-        report.migrated += [f"{board_dir}: {note}"
-                            for note in pin_tree_symbol(variants, data["target"], candidates, set(entries), rule)]
-    if variants:
-        data["variants"] = variants
-    header = path / "config.h"
-    if header.is_file():
-        display = f"main/boards/{board_dir}/config.h"
-        parsed = parse_config_h(header.read_bytes().decode("utf-8", errors="replace"), display)
-        from xzbuild.importer.structure import structure_header
-
-        hardware, items = structure_header(parsed.items)
-        if hardware:
-            data["hardware"] = hardware
-        shared = _shared_gpios(hardware, items)
-        if shared:
-            data["shared_gpios"] = shared
-        if parsed.guard:
-            data["config_h_guard"] = parsed.guard
-        if parsed.guard_end:
-            data["config_h_guard_end"] = parsed.guard_end
-        data["config_h"] = items_to_yaml(items)
-        for key, attr in (("config_h_columns", "column"), ("config_h_comment_columns", "comment_column")):
-            columns = columns_to_yaml(parsed.items, attr)
-            if columns:
-                data[key] = columns
-        if not parsed.final_newline:
-            data["config_h_final_newline"] = False
-        if parsed.crlf:
-            data["config_h_crlf"] = True
-    return data, len(builds)
 
 
 def _text(path: Path) -> str:
@@ -420,22 +321,3 @@ Imported from xiaozhi-esp32 commit `{commit}` ({date or "date unknown"}) with
 
 Re-running the import on the same checkout leaves these files unchanged. Validate with `xzbuild boards check`.
 """
-
-
-def _shared_gpios(hardware: dict[str, Any], items: list[Any]) -> list[int]:
-    """Pins upstream really uses for two signals in one scope; recorded so the validator accepts them."""
-    from xzbuild.parts import gpio_conflicts
-    from xzbuild.parts.items import Conditional, HardwareSlot
-
-    pins = {pin for pin, _, _ in gpio_conflicts(hardware)}
-
-    def walk(tree: list[Any]) -> None:
-        for item in tree:
-            if isinstance(item, HardwareSlot) and item.values is not None:
-                pins.update(pin for pin, _, _ in gpio_conflicts(item.values))
-            elif isinstance(item, Conditional):
-                for _, body in item.branches:
-                    walk(body)
-
-    walk(items)
-    return sorted(pins)

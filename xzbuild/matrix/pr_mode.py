@@ -1,10 +1,11 @@
-"""PR mode of `matrix select`: one build per compile-equivalence class of each changed shared C/C++ file.
+"""PR mode of `matrix select`: one build per compile-equivalence class of what a change touches.
 
-Board files, Kconfig/CMake tables, defaults and partitions select exactly as the sound rule does
-(`select.select_variants`); for a changed shared source, the variants the sound rule selects for it are
-partitioned into compile classes (`compile_classes`) and one representative per class is built. The result
-is a safe under-approximation only for compile and link checks: pushes to main and releases keep the full
-sound selection.
+Each kind of change PR mode narrows (`CHANGE_KINDS`: a shared C/C++ file, a header through the units including
+it; a version bump; a listing-only edit of main/CMakeLists.txt; the Kconfig or defaults layers) claims its
+changed paths, and the variants the sound rule selects for them are partitioned into compile classes
+(`compile_classes`), one representative per class built. Any other change (board files, tables, partitions)
+selects exactly as the sound rule does (`select.select_variants`). The result is a safe under-approximation
+only for compile and link checks: pushes to main and releases keep the full sound selection.
 """
 
 from __future__ import annotations
@@ -64,17 +65,148 @@ class PrSelection(Selection):
         return data
 
 
-def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], graph: BoardGraph,
-              content: ContentSource | None, tree: SourceTree, resolve: Resolve,
-              cost: Callable[[MatrixEntry], float] | None = None, resolve_base: Resolve | None = None
-              ) -> PrSelection:
-    """PR mode: board files, tables, defaults and partitions select as the sound rule does; a changed shared
-    C/C++ file selects one representative per compile class of the variants the sound rule selects for it
-    (`compile_classes`). Only compile and link checks are covered: the full matrix still builds on merge."""
-    paths = [p.strip().removeprefix("./") for p in changed_paths if p.strip()]
-    cmake = (content.new("main/CMakeLists.txt") if content else None) or tree.texts.get("main/CMakeLists.txt", "")
-    kconfig = (content.new("main/Kconfig.projbuild") if content else None) or ""
-    universe = frozenset(TARGETS) | {e.target for e in entries}
+@dataclass(frozen=True)
+class Change:
+    """One changed path and what the sound rule selects for it alone."""
+
+    path: str
+    sound: Selection
+
+
+@dataclass(frozen=True)
+class PrInputs:
+    """What every change classifier reads, never writes: the variants, the head tree, both sides of the change
+    (``content``; None for paths on stdin), head's and base's resolved sdkconfig (``resolve_base`` None: no
+    base to compare) and whether CMake compiles a unit for a variant (``compiles``)."""
+
+    entries: Sequence[MatrixEntry]
+    tree: SourceTree
+    content: ContentSource | None
+    cmake: str  # head's main/CMakeLists.txt
+    kconfig: str  # head's main/Kconfig.projbuild
+    universe: frozenset[str]  # every target a gate may name
+    resolve: Resolve
+    resolve_base: Resolve | None
+    compiles: Callable[[str, MatrixEntry], bool]
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A variant built outright, the change it covers (``label``) and why."""
+
+    name: str
+    label: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one kind of change builds: variants outright, and compile classes that each need a representative."""
+
+    picks: tuple[Pick, ...] = ()
+    classes: tuple[CompileClass, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeKind:
+    """A kind of change PR mode narrows below the sound rule: which changes it claims, and what the changes it
+    claims (in path order) build."""
+
+    name: str
+    claims: Callable[[Change, PrInputs], bool]
+    classify: Callable[[Sequence[Change], PrInputs], Outcome]
+
+
+def _shared_source(change: Change, inputs: PrInputs) -> bool:
+    return is_shared_source(change.path) and bool(change.sound.entries)
+
+
+def _shared_source_classes(changes: Sequence[Change], inputs: PrInputs) -> Outcome:
+    """A shared C/C++ file: the variants the sound rule selects for it, classified over the units that are or
+    include it (a header through its includers)."""
+    return Outcome(classes=tuple(
+        klass for change in changes
+        for klass in classes_for_path(change.path, change.sound.entries, inputs.tree, inputs.cmake,
+                                      inputs.resolve, inputs.compiles)))
+
+
+def _version_bump(change: Change, inputs: PrInputs) -> bool:
+    return change.path == "CMakeLists.txt" and inputs.content is not None and \
+        version_only(inputs.content.old(change.path), inputs.content.new(change.path))
+
+
+def _version_bump_classes(changes: Sequence[Change], inputs: PrInputs) -> Outcome:
+    """A new ``PROJECT_VER``: the version string reaches the app descriptor every image links, so a link check
+    per target and CMake key."""
+    return Outcome(classes=tuple(
+        klass for change in changes
+        for klass in classes_for_units(change.path, [], inputs.entries, inputs.tree, inputs.cmake, inputs.resolve,
+                                       inputs.compiles)))
+
+
+def _listed(change: Change, inputs: PrInputs) -> ListingChange | None:
+    """The listings a ``main/CMakeLists.txt`` change edits, if it edits nothing else."""
+    if inputs.content is None:
+        return None
+    return listing_change(inputs.content.old(change.path) or "", inputs.content.new(change.path) or "")
+
+
+def _listing_edit(change: Change, inputs: PrInputs) -> bool:
+    return change.path == "main/CMakeLists.txt" and change.sound.everything is not None and \
+        _listed(change, inputs) is not None
+
+
+def _listing_edit_classes(changes: Sequence[Change], inputs: PrInputs) -> Outcome:
+    """A listing-only ``main/CMakeLists.txt`` edit (`listing_classes`)."""
+    assert inputs.content is not None  # claimed only with both sides
+    classes: list[CompileClass] = []
+    for change in changes:
+        listed = _listed(change, inputs)
+        assert listed is not None
+        classes += listing_classes(change.path, listed, inputs.entries, inputs.tree, inputs.content,
+                                   inputs.resolve, inputs.universe, inputs.compiles)
+    return Outcome(classes=tuple(classes))
+
+
+def _config_input(change: Change, inputs: PrInputs) -> bool:
+    return inputs.resolve_base is not None and bool(CONFIG_INPUT.match(change.path)) and bool(change.sound.entries)
+
+
+def _config_classes(changes: Sequence[Change], inputs: PrInputs) -> Outcome:
+    """The Kconfig and defaults layers, all changed files together (`config_change_classes`): a variant whose
+    ESP-IDF options change is built outright, the others are classified."""
+    assert inputs.resolve_base is not None  # claimed only with a base
+    label = ", ".join(change.path for change in changes)
+    selected = {e.full_name for change in changes for e in change.sound.entries}
+    candidates = [e for e in inputs.entries if e.full_name in selected]
+    base_kconfig = (inputs.content.old("main/Kconfig.projbuild") if inputs.content else None) or ""
+    fixed, classes = config_change_classes(label, candidates, inputs.tree, inputs.cmake,
+                                           [inputs.kconfig, base_kconfig], inputs.resolve, inputs.resolve_base,
+                                           inputs.compiles)
+    return Outcome(tuple(Pick(entry.full_name, label, (f"{label}: {reason}",)) for entry, reason in fixed),
+                   tuple(classes))
+
+
+# The kinds of change PR mode narrows, in the order their builds are listed. No two claim the same change; any
+# other change (a board file, a table, partitions...) selects as the sound rule does.
+CHANGE_KINDS = (
+    ChangeKind("shared source", _shared_source, _shared_source_classes),
+    ChangeKind("version bump", _version_bump, _version_bump_classes),
+    ChangeKind("listing-only CMake edit", _listing_edit, _listing_edit_classes),
+    ChangeKind("Kconfig or defaults", _config_input, _config_classes),
+)
+
+
+def _sound_picks(changes: Sequence[Change]) -> Outcome:
+    """Changes no kind claims: the variants the sound rule selects, each standing for itself."""
+    return Outcome(picks=tuple(Pick(entry.full_name, change.path, tuple(change.sound.why.get(entry.full_name, [])))
+                               for change in changes for entry in change.sound.entries))
+
+
+def _compile_gates(cmake: str, kconfig: str, universe: frozenset[str], content: ContentSource | None
+                   ) -> Callable[[str, MatrixEntry], bool]:
+    """Whether head's CMake compiles a unit for a variant (a unit outside main/ always), each gate read once;
+    a variant may compile it in either side's own configuration."""
     gates: dict[str, Gate | None] = {}
     sides = side_release_configs(content)  # each side's own configuration of a variant, besides today's
 
@@ -86,72 +218,64 @@ def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], grap
         gate = gates[unit]
         return gate is None or gate.admits(entry, sides)
 
+    return compiles
+
+
+def select_pr(entries: Sequence[MatrixEntry], changed_paths: Iterable[str], graph: BoardGraph,
+              content: ContentSource | None, tree: SourceTree, resolve: Resolve,
+              cost: Callable[[MatrixEntry], float] | None = None, resolve_base: Resolve | None = None
+              ) -> PrSelection:
+    """PR mode: board files, tables, defaults and partitions select as the sound rule does; a change of a kind
+    in `CHANGE_KINDS` builds what that kind says, one representative per compile class. Only compile and link
+    checks are covered: the full matrix still builds on merge."""
+    paths = [p.strip().removeprefix("./") for p in changed_paths if p.strip()]
+    cmake = (content.new("main/CMakeLists.txt") if content else None) or tree.texts.get("main/CMakeLists.txt", "")
+    kconfig = (content.new("main/Kconfig.projbuild") if content else None) or ""
+    universe = frozenset(TARGETS) | {e.target for e in entries}
+    inputs = PrInputs(entries, tree, content, cmake, kconfig, universe, resolve, resolve_base,
+                      _compile_gates(cmake, kconfig, universe, content))
+    changes = [Change(p, select_variants(entries, [p], graph, content)) for p in paths]
+    claimed: dict[ChangeKind, list[Change]] = {kind: [] for kind in CHANGE_KINDS}
+    rest: list[Change] = []  # no kind claims them: the sound rule's answer
+    for change in changes:
+        kind = next((k for k in CHANGE_KINDS if k.claims(change, inputs)), None)
+        (claimed[kind] if kind is not None else rest).append(change)
+    if any(change.sound.everything is not None for change in rest):
+        return _whole(entries, paths, graph, content)
+    outcomes = [_sound_picks(rest),
+                *(kind.classify(claimed[kind], inputs) for kind in CHANGE_KINDS if claimed[kind])]
+    result = PrSelection([], {}, paths=[p for change in changes for p in change.sound.paths])
     chosen: set[str] = set()
-    result = PrSelection([], {})
-    class_paths: list[tuple[str, Selection]] = []
-    config_paths: list[str] = []
-    config_selected: set[str] = set()
-    pending: list[CompileClass] = []
-    for path in paths:
-        single = select_variants(entries, [path], graph, content)
-        result.paths += single.paths
-        if is_shared_source(path) and single.entries:
-            class_paths.append((path, single))
-            continue
-        if resolve_base is not None and CONFIG_INPUT.match(path) and single.entries:
-            config_paths.append(path)
-            config_selected |= {e.full_name for e in single.entries}
-            continue
-        if path == "CMakeLists.txt" and content is not None and version_only(content.old(path), content.new(path)):
-            # The version string reaches the app descriptor every image links: a link check per target and CMake key.
-            pending += classes_for_units(path, [], entries, tree, cmake, resolve, compiles)
-            continue
-        if path == "main/CMakeLists.txt" and single.everything is not None and content is not None and \
-                (listed := listing_change(content.old(path) or "", content.new(path) or "")) is not None:
-            pending += listing_classes(path, listed, entries, tree, content, resolve, universe, compiles)
-            continue
-        if single.everything is not None:
-            full = select_variants(entries, paths, graph, content)
-            full_pr = PrSelection(full.entries, full.why, full.everything, full.paths)
-            full_pr.covers = {e.full_name: {p: [e.full_name] for p in paths} for e in full.entries}
-            return full_pr
-        for entry in single.entries:
-            chosen.add(entry.full_name)
-            result.why.setdefault(entry.full_name, []).extend(single.why.get(entry.full_name, []))
-            result.covers.setdefault(entry.full_name, {})[path] = [entry.full_name]
-    if config_paths and resolve_base is not None:
-        label = ", ".join(config_paths)
-        candidates = [e for e in entries if e.full_name in config_selected]
-        kconfigs = [kconfig, (content.old("main/Kconfig.projbuild") if content else None) or ""]
-        fixed, classes = config_change_classes(label, candidates, tree, cmake, kconfigs, resolve, resolve_base,
-                                               compiles)
-        for entry, reason in fixed:
-            chosen.add(entry.full_name)
-            result.why.setdefault(entry.full_name, []).append(f"{label}: {reason}")
-            result.covers.setdefault(entry.full_name, {})[label] = [entry.full_name]
-        pending += classes
-    by_name = {e.full_name: e for e in entries}
+    for pick in (pick for outcome in outcomes for pick in outcome.picks):
+        chosen.add(pick.name)
+        result.why.setdefault(pick.name, []).extend(pick.reasons)
+        result.covers.setdefault(pick.name, {})[pick.label] = [pick.name]
+    classes = [klass for outcome in outcomes for klass in outcome.classes]
     order = {e.full_name: i for i, e in enumerate(entries)}
-    jobs = [(path, classes_for_path(path, single.entries, tree, cmake, resolve, compiles))
-            for path, single in class_paths]
-    jobs += [(klass.path, [klass]) for klass in pending]
-    every = [klass for _, classes in jobs for klass in classes]
-    reps = representatives(every, chosen, by_name, order, cost)
-    for path, classes in jobs:
-        for klass in classes:
-            rep = reps[id(klass)]
-            covered = result.covers.setdefault(rep, {}).setdefault(path, [])
-            covered[:] = sorted(set(covered) | set(klass.members), key=order.__getitem__)
-            result.why.setdefault(rep, []).append(
-                f"{path}: stands for {len(klass.members)} variant(s) of compile class {klass.describe()}")
-            result.classes.append(klass)
+    reps = representatives(classes, chosen, {e.full_name: e for e in entries}, order, cost)
+    for klass in classes:
+        covered = result.covers.setdefault(reps[klass], {}).setdefault(klass.path, [])
+        covered[:] = sorted(set(covered) | set(klass.members), key=order.__getitem__)
+        result.why.setdefault(reps[klass], []).append(
+            f"{klass.path}: stands for {len(klass.members)} variant(s) of compile class {klass.describe()}")
+        result.classes.append(klass)
     result.entries = [e for e in entries if e.full_name in chosen]
     return result
 
 
+def _whole(entries: Sequence[MatrixEntry], paths: list[str], graph: BoardGraph, content: ContentSource | None
+           ) -> PrSelection:
+    """A change the sound rule answers with every variant: PR mode builds them all, each for itself."""
+    full = select_variants(entries, paths, graph, content)
+    selection = PrSelection(full.entries, full.why, full.everything, full.paths)
+    selection.covers = {e.full_name: {p: [e.full_name] for p in paths} for e in full.entries}
+    return selection
+
+
 def representatives(classes: Sequence[CompileClass], chosen: set[str], by_name: dict[str, MatrixEntry],
-                    order: dict[str, int], cost: Callable[[MatrixEntry], float] | None) -> dict[int, str]:
-    """One representative per class (keyed by ``id``), adding each pick to ``chosen``. A class with a member
+                    order: dict[str, int], cost: Callable[[MatrixEntry], float] | None
+                    ) -> dict[CompileClass, str]:
+    """One representative per class, adding each pick to ``chosen``. A class with a member
     already chosen (selected for another reason, or for another class) takes the first such member; the rest
     are hit greedily: the member of the most classes still without one, ties broken by cost history, then
     listing order. Classes of different units partition the same variants differently, so a variant in
@@ -173,7 +297,7 @@ def representatives(classes: Sequence[CompileClass], chosen: set[str], by_name: 
             hits[name] -= done
             if not hits[name]:
                 del hits[name]
-    return {id(k): min((m for m in k.members if m in chosen), key=order.__getitem__) for k in classes}
+    return {k: min((m for m in k.members if m in chosen), key=order.__getitem__) for k in classes}
 
 
 CONFIG_INPUT = re.compile(r"^(?:main/Kconfig\.projbuild|sdkconfig\.defaults(?:\.[a-z0-9]+)?)$")
