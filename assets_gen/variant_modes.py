@@ -13,10 +13,10 @@ from assets_gen.cache import Cache, make_key
 from assets_gen.expression.load import Layers
 from assets_gen.inputs import InputDirs
 from assets_gen.plan import VariantPlan
-from xzbuild.core.errors import UserError
+from xzbuild.core.errors import UserError, XzbuildError
 
 
-class MissingInput(Exception):
+class MissingInput(XzbuildError):
     """Input data for a bundle is not available (offline, component not in the tree, option not given)."""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from xzbuild.core.errors import XzbuildError
+
 V2_HEADER = struct.Struct(">HHIII")  # version, type, reserved, timestamp_ms, payload_size
 V3_HEADER = struct.Struct(">BBH")  # type, reserved, payload_size
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -20,7 +22,7 @@ V3_MAX_PAYLOAD = 0xFFFF
 V2_MAX_PAYLOAD = 0xFFFFFFFF
 
 
-class FrameError(ValueError):
+class FrameError(XzbuildError, ValueError):
     """A binary frame does not follow the negotiated framing exactly."""
 
 

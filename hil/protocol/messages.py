@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hil.protocol.opus import OPUS_RATES
+from xzbuild.core.errors import XzbuildError
 
 LISTEN_MODES = ("auto", "manual", "realtime")
 LISTEN_STATES = ("start", "stop", "detect")
@@ -26,7 +27,7 @@ _SESSION_ALPHABET = string.ascii_letters + string.digits + "-"
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(XzbuildError, ValueError):
     """A message that the firmware would not send, or would not accept."""
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from xzbuild.core.errors import XzbuildError
+
 HEADER_SIZE = 16
 PACKET_TYPE = 0x01
 _HEADER = struct.Struct(">BBHIII")  # type, flags, payload_len, ssrc, timestamp, sequence
@@ -31,7 +33,7 @@ HELLO_TIMEOUT_S = 10.0
 CHANNEL_TIMEOUT_S = 120
 
 
-class PacketError(ValueError):
+class PacketError(XzbuildError, ValueError):
     """A UDP audio packet the firmware drops; ``str()`` is its log line (without tag)."""
 
     def __init__(self, message: str, level: str = "E") -> None:

@@ -21,12 +21,14 @@ from collections.abc import Iterable
 
 import opuslib
 
+from xzbuild.core.errors import XzbuildError
+
 OPUS_RATES = (8000, 12000, 16000, 24000, 48000)
 UPLINK_RATE = 16000  # what the firmware records and announces in its hello
 DEFAULT_FRAME_MS = 60
 
 
-class OpusPacketError(ValueError):
+class OpusPacketError(XzbuildError, ValueError):
     """Bytes that are not a structurally valid Opus packet (RFC 6716 §3)."""
 
 

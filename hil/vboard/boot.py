@@ -15,6 +15,7 @@ from hil.protocol.app_facts import decode_facts
 from hil.vboard import otadata
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
+from xzbuild.core.errors import XzbuildError
 from xzbuild.core.images import parse_app_desc
 
 IMAGE_MAGIC = 0xE9
@@ -22,7 +23,7 @@ TABLE_OFFSET = 0x8000
 TABLE_SIZE = 0xC00
 
 
-class BootError(Exception):
+class BootError(XzbuildError):
     """The boot stops; ``lines`` are the log lines the chip prints (already in ESP-IDF wording)."""
 
     def __init__(self, lines: list[str]) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from hil.vboard.chip import DETECT_MAGIC, FLASH_SIZE_IDS, ChipModel
 from hil.vboard.flash import SECTOR, Flash
+from xzbuild.core.errors import XzbuildError
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ STUB_BAD_LENGTH, STUB_BAD_CHECKSUM, STUB_INFLATE, STUB_NOT_IMPLEMENTED = 0xC0, 0
 SPI_CMD_USR = 1 << 18
 
 
-class LoaderError(Exception):
+class LoaderError(XzbuildError):
     """A request the loader rejects; ``code`` becomes the error byte of the reply."""
 
     def __init__(self, code: int, message: str) -> None:

@@ -235,21 +235,25 @@ def text_table(rows: list[SizeRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_size(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
-             min_free: float | None) -> None:
-    """`matrix size`: print the comparison; fail on growth above ``fail_above`` % or headroom below ``min_free`` %."""
-    import click
+@dataclass(frozen=True)
+class SizeReport:
+    """`matrix size`'s answer: HEAD's variants against the base, the base's variants HEAD no longer has, and why
+    the command fails (None when every variant is within the limits)."""
 
+    rows: list[SizeRow]
+    removed: list[str]
+    failure: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": len(self.rows), "removed": self.removed, "variants": [r.to_json() for r in self.rows]}
+
+
+def size_report(base: Path, head: Path, fail_above: float | None, min_free: float | None) -> SizeReport:
+    """Compare HEAD with the base; a failure names every variant that grew by more than ``fail_above`` % or has
+    less than ``min_free`` % of its slot free."""
     head_sizes, base_sizes = load_sizes(head), load_sizes(base)
     rows = compare(head_sizes, base_sizes)
     removed = sorted(set(base_sizes) - set(head_sizes))
-    if as_json:
-        click.echo(json.dumps({"count": len(rows), "removed": removed, "variants": [r.to_json() for r in rows]},
-                              indent=2, sort_keys=True))
-    elif fmt == "markdown":
-        click.echo(markdown(rows, removed), nl=False)
-    else:
-        click.echo(text_table(rows), nl=False)
     problems = []
     if fail_above is not None:
         grown = [r for r in rows if r.delta_pct is not None and r.delta_pct > fail_above]
@@ -257,7 +261,8 @@ def run_size(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float 
     if min_free is not None:
         tight = [r for r in rows if r.free_pct is not None and r.free_pct < min_free]
         problems += [f"{r.head.full_name} has {r.free_pct:.1f}% of its slot free" for r in tight]
-    if problems:
-        limits = " and ".join(x for x in (f"--fail-above {fail_above}" if fail_above is not None else "",
-                                          f"--min-free {min_free}" if min_free is not None else "") if x)
-        raise UserError(f"{len(problems)} variant(s) over {limits}: {'; '.join(problems)}")
+    if not problems:
+        return SizeReport(rows, removed)
+    limits = " and ".join(x for x in (f"--fail-above {fail_above}" if fail_above is not None else "",
+                                      f"--min-free {min_free}" if min_free is not None else "") if x)
+    return SizeReport(rows, removed, f"{len(problems)} variant(s) over {limits}: {'; '.join(problems)}")

@@ -1,4 +1,5 @@
-"""Entry point: assembles the command groups and turns user errors into one-line messages."""
+"""Entry point: assembles the command groups and maps errors to exit codes (the error contract of
+``xzbuild.core.errors``): user errors are one line, bugs a short traceback and status 70."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import errno
 import importlib
 import os
 import sys
+import traceback
 
 import click
 
 from xzbuild import __version__
-from xzbuild.core.errors import UserError
+from xzbuild.core.errors import XzbuildError
 
 # Top-level command → the CLI modules that define it or add subcommands to it (`hil_run` adds `hil run`).
 # Only these are imported to run that command, so `xzbuild matrix list` does not pay for every other
@@ -74,11 +76,22 @@ def cli() -> None:
     """xzbuild: boards, code generation, release matrix, asset bundles and HIL for xiaozhi-esp32."""
 
 
+# sysexits.h EX_SOFTWARE: the exit status of an internal error, so a bug is never mistaken for a user error (1)
+# or a usage error (2).
+EXIT_BUG = 70
+# How many of the innermost frames a bug report shows: where it broke, not the whole click call stack.
+BUG_FRAMES = 5
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; user errors become ``error`` lines on stderr with a non-zero exit, never tracebacks."""
+    """Run the CLI; user errors become ``error`` lines on stderr with a non-zero exit, never tracebacks.
+
+    Errors xzbuild raises on purpose (``XzbuildError``) and OSErrors about the user's paths or machine are one
+    line; any other exception is a bug in xzbuild, reported with a short traceback and exit status 70.
+    """
     try:
         rv = cli.main(args=argv, prog_name="xzbuild", standalone_mode=False)
-    except UserError as exc:
+    except XzbuildError as exc:
         for line in str(exc).splitlines():
             click.echo(f"error: {line}" if not _has_location(line) else line, err=True)
         return exc.exit_code
@@ -96,38 +109,61 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:  # permissions, read-only or full disks, a file where a directory belongs
-        click.echo(describe_os_error(exc), err=True)
+        message = environment_error_line(exc)
+        if message is None:
+            return report_bug(exc)
+        click.echo(message, err=True)
         return 1
     except MemoryError:
         click.echo("error: out of memory; the input is too large for this machine", err=True)
         return 1
+    except Exception as exc:  # the last resort: whatever else escaped is a bug
+        return report_bug(exc)
     return rv if isinstance(rv, int) else 0
 
 
+def report_bug(exc: BaseException) -> int:
+    """Print the innermost frames of ``exc`` and say it is a bug in xzbuild; returns ``EXIT_BUG``."""
+    frames = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-BUG_FRAMES, chain=False)
+    click.echo("".join(frames).rstrip("\n"), err=True)
+    summary = " ".join(traceback.format_exception_only(type(exc), exc)[-1].split())
+    click.echo(f"error: {summary}: this is a bug in xzbuild, please report it with the command line and the "
+               "traceback above", err=True)
+    return EXIT_BUG
+
+
 # errno → how to fix it; the message names the path and the system's reason first.
-_OS_ERROR_HINTS: dict[int, str] = {
+_PATH_HINTS: dict[int, str] = {
     errno.EACCES: "check the file's permissions or choose another path",
     errno.EPERM: "check the file's permissions or choose another path",
-    errno.EROFS: "the file system is read-only; choose a writable location (e.g. --out)",
-    errno.ENOSPC: "the disk is full; free some space and run again",
-    errno.EDQUOT: "the disk quota is exhausted; free some space and run again",
     errno.ENOTDIR: "a file is in the way where a directory is needed; remove it or choose another path",
     errno.EEXIST: "a file is in the way; remove it or choose another path",
     errno.EISDIR: "this is a directory; pass a file",
     errno.ENOENT: "check the path",
-    errno.EMFILE: "too many open files; raise the limit (ulimit -n) and run again",
-    errno.ENFILE: "too many open files on the system; close some programs and run again",
     errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
     errno.ELOOP: "too many symbolic links; check the path",
 }
+# The state of the machine rather than of one path: a user problem even when the error names no file (a full
+# disk fails the write, and a write names no file).
+_MACHINE_HINTS: dict[int, str] = {
+    errno.EROFS: "the file system is read-only; choose a writable location (e.g. --out)",
+    errno.ENOSPC: "the disk is full; free some space and run again",
+    errno.EDQUOT: "the disk quota is exhausted; free some space and run again",
+    errno.EMFILE: "too many open files; raise the limit (ulimit -n) and run again",
+    errno.ENFILE: "too many open files on the system; close some programs and run again",
+}
 
 
-def describe_os_error(exc: OSError) -> str:
-    """One line for an OSError: ``path: reason; how to fix`` (``error: reason`` when there is no path)."""
-    reason = exc.strerror or exc.__class__.__name__
-    hint = _OS_ERROR_HINTS.get(exc.errno or 0, "check the path and run again")
+def environment_error_line(exc: OSError) -> str | None:
+    """One line for an OSError about the user's paths or machine: ``path: reason; how to fix`` (``error: reason;
+    how to fix`` when it names no path). None for any other OSError: that one is a bug in xzbuild."""
     names = [os.fsdecode(n) if isinstance(n, bytes) else str(n) for n in (exc.filename, exc.filename2)
              if n is not None]
+    code = exc.errno or 0
+    hint = _MACHINE_HINTS.get(code) or (_PATH_HINTS.get(code) if names else None)
+    if hint is None:
+        return None
+    reason = exc.strerror or exc.__class__.__name__
     where = " -> ".join(names)
     text = f"{where}: {reason}; {hint}" if where else f"error: {reason}; {hint}"
     return text.replace("\n", " ").replace("\r", " ")

@@ -1,16 +1,23 @@
 """`xzbuild matrix ...`: the release matrix (list, select, github, merge) and its builds (build).
 
-Only click and the standard library are imported at module level; the library loads inside commands.
+Only click and the standard library are imported at module level; the library loads inside commands. The
+library returns what it found; printing it (text, JSON, rich tables) happens here.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
+
+if TYPE_CHECKING:
+    from xzbuild.matrix.commands import SelectOutcome
+    from xzbuild.matrix.entries import MatrixEntry
 
 _BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
                            show_default=True, help="Directory holding the board files.")
@@ -93,13 +100,52 @@ def list_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], as_json: b
              cost_history: Path | None) -> None:
     """List the variants of the release matrix for one ESP-IDF version."""
     idf = (legacy_idf_version(legacy_idf, idf) or (idf,))[-1]
-    from xzbuild.matrix.listing import listing_json, listing_table
+    from xzbuild.matrix.listing import listing_json, load_entries
 
     if as_json:
         sys.stdout.write(listing_json(boards_dir, idf, board, target, include_excluded, extra, shard, cost_history,
                                       cache=cache))
         return
-    listing_table(boards_dir, idf, board, target, include_excluded, shard, cost_history)
+    _print_listing(load_entries(boards_dir, idf, board, target, shard, cost_history), idf, include_excluded)
+
+
+def _print_listing(entries: list[MatrixEntry], idf: str, include_excluded: bool) -> None:
+    """Variants grouped by target, then per-target totals (every number is counted here)."""
+    from rich.table import Table
+
+    from xzbuild.core.console import table_console
+    from xzbuild.matrix import normalize_idf
+    from xzbuild.matrix.listing import summarize
+
+    console = table_console()
+    version = normalize_idf(idf)
+    rows = summarize(entries)
+    for tgt, *_ in rows:
+        group = [e for e in entries if e.target == tgt and (e.enabled or include_excluded)]
+        if not group:
+            continue
+        table = Table(title=f"{tgt} ({sum(1 for e in group if e.enabled)} variants)", title_justify="left")
+        for column in ("board", "name", "full name", "config"):
+            table.add_column(column)
+        if include_excluded:
+            table.add_column("status")
+        for e in group:
+            cells = [e.board, e.name, e.full_name, e.config.removeprefix("CONFIG_BOARD_TYPE_")]
+            if include_excluded:
+                cells.append("enabled" if e.enabled else f"[yellow]excluded: {e.reason}[/yellow]")
+            table.add_row(*cells)
+        console.print(table)
+    totals = Table(title=f"ESP-IDF {version}: totals by target", title_justify="left")
+    for column in ("target", "variants", "boards", "excluded"):
+        totals.add_column(column, justify="left" if column == "target" else "right")
+    for tgt, count, nboards, nexcluded in rows:
+        totals.add_row(tgt, str(count), str(nboards), str(nexcluded))
+    totals.add_row("total", str(sum(r[1] for r in rows)), str(len({e.board for e in entries if e.enabled})),
+                   str(sum(r[3] for r in rows)), style="bold")
+    console.print(totals)
+    hidden = sum(r[3] for r in rows)
+    if hidden and not include_excluded:
+        console.print(f"{hidden} variant(s) excluded at ESP-IDF {version}; --all shows them with the reason.")
 
 
 @matrix.command("select")
@@ -128,9 +174,34 @@ def select_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], base: st
                cost_history: Path | None) -> None:
     """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
     idf = (legacy_idf_version(legacy_idf, idf) or (idf,))[-1]
-    from xzbuild.matrix.commands import run_select
+    from xzbuild.matrix.commands import select
 
-    run_select(boards_dir, idf, base, head, repo, firmware, why, as_json, threshold, shard, cost_history, mode)
+    outcome = select(boards_dir, idf, base, head, repo, firmware, threshold, shard, cost_history, mode)
+    if as_json:
+        click.echo(json.dumps(outcome.to_json(), indent=2, ensure_ascii=False))
+        return
+    _print_selection(outcome, why)
+
+
+def _print_selection(outcome: SelectOutcome, why: bool) -> None:
+    """Full names on stdout (with reasons under --why); the changed paths and a summary on stderr."""
+    selection = outcome.selection
+    for entry in outcome.chosen:
+        click.echo(entry.full_name)
+        if why:
+            for reason in selection.why.get(entry.full_name, []):
+                click.echo(f"    {reason}")
+    if why:
+        click.echo("changed paths:", err=True)
+        for path, effect in selection.paths:
+            click.echo(f"  {path}: {effect}", err=True)
+    head_text = f"everything ({selection.everything})" if selection.everything else "by board graph"
+    classes = getattr(selection, "classes", None)
+    if classes:
+        covered = {m for c in classes for m in c.members}
+        head_text += f"; {len(classes)} compile class(es) stand for {len(covered)} variant(s)"
+    click.echo(f"selected {len(outcome.chosen)} of {outcome.total} variants at ESP-IDF {outcome.idf}: {head_text}",
+               err=True)
 
 
 @matrix.command("github")
@@ -152,9 +223,17 @@ def github_cmd(boards_dir: Path, idfs: tuple[str, ...], legacy_idf: tuple[str, .
                cost_history: Path | None) -> None:
     """Print a GitHub Actions `include:` matrix (compact JSON for `$GITHUB_OUTPUT`)."""
     idfs = legacy_idf_version(legacy_idf, idfs) or idfs
-    from xzbuild.matrix.commands import run_github
+    from xzbuild.matrix.commands import github
 
-    run_github(boards_dir, idfs, shards, selection, image_template, cost_history, github_output)
+    outcome = github(boards_dir, idfs, shards, selection, image_template, cost_history)
+    click.echo(outcome.text)
+    if github_output is not None:
+        outcome.append_github_output(github_output)
+    for entry in outcome.unbuildable:
+        reason = entry.reason or "not enabled"
+        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf-version {', '.join(idfs)})",
+                   err=True)
+    click.echo(f"{len(outcome.matrix['include'])} job(s), {outcome.built} variant(s)", err=True)
 
 
 @matrix.command("merge")
@@ -169,9 +248,13 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
     Unlike `matrix results merge` (reruns: the most final status wins), shards must be disjoint and, with
     --matrix, complete: every variant of the matrix reported exactly once.
     """
-    from xzbuild.matrix.commands import run_merge
+    from xzbuild.core.errors import UserError
+    from xzbuild.matrix.commands import merge
 
-    run_merge(list(results), matrix_file, output)
+    outcome = merge(list(results), matrix_file, output)
+    click.echo(f"{outcome.output}: {outcome.count} variant(s), {len(outcome.failed)} failed", err=True)
+    if outcome.failed:
+        raise UserError(f"{len(outcome.failed)} variant(s) failed to build: {', '.join(outcome.failed[:10])}")
 
 
 @matrix.command("size")
@@ -188,9 +271,18 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
 def size_cmd(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
              min_free: float | None) -> None:
     """Compare app sizes of HEAD (a build output) with --base: per variant, delta, slot headroom, regions."""
-    from xzbuild.builder.size import run_size
+    from xzbuild.builder.size import markdown, size_report, text_table
+    from xzbuild.core.errors import UserError
 
-    run_size(base, head, as_json, fmt, fail_above, min_free)
+    report = size_report(base, head, fail_above, min_free)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
+    elif fmt == "markdown":
+        click.echo(markdown(report.rows, report.removed), nl=False)
+    else:
+        click.echo(text_table(report.rows), nl=False)
+    if report.failure is not None:
+        raise UserError(report.failure)
 
 
 COMMANDS = [matrix]

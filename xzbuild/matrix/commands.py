@@ -1,13 +1,13 @@
-"""Implementations behind `matrix select`, `matrix github` and `matrix merge` (the CLI stays thin)."""
+"""Implementations behind `matrix select`, `matrix github` and `matrix merge`: each returns what it found, and
+the CLI (`xzbuild.cli.matrix`) prints it."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import click
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import atomic_write_text, read_user_text
@@ -20,10 +20,29 @@ if TYPE_CHECKING:
     from xzbuild.matrix.select import ContentSource, Selection
 
 
-def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path,
-               firmware: Path | None, why: bool, as_json: bool, threshold: float, shard: str | None,
-               cost_history: Path | None, mode: str = "sound") -> None:
-    """`matrix select`: print the affected variants (full names, or JSON), optionally with reasons."""
+@dataclass(frozen=True)
+class SelectOutcome:
+    """`matrix select`'s answer: the selection, the variants of the requested shard, and what they are out of."""
+
+    selection: Selection
+    chosen: list[MatrixEntry]
+    total: int  # enabled variants at this ESP-IDF version
+    idf: str  # the version, normalised
+    shard: str | None
+
+    def to_json(self) -> dict[str, object]:
+        """The selection as JSON, narrowed to the shard's variants."""
+        data = self.selection.to_json()
+        names = {e.full_name for e in self.chosen}
+        data["variants"] = [v for v in data["variants"] if v["full_name"] in names]  # type: ignore[attr-defined]
+        data["count"] = len(self.chosen)
+        data["shard"] = self.shard
+        return data
+
+
+def select(boards_dir: Path, idf: str, base: str | None, head: str | None, repo: Path, firmware: Path | None,
+           threshold: float, shard: str | None, cost_history: Path | None, mode: str = "sound") -> SelectOutcome:
+    """`matrix select`: the variants affected by ``base..head`` of ``repo``, or by the changed paths on stdin."""
     from xzbuild.matrix.graph import BoardGraph
     from xzbuild.matrix.select import GitContent, select_variants, verify_revision
     from xzbuild.model import load_boards
@@ -52,30 +71,7 @@ def run_select(boards_dir: Path, idf: str, base: str | None, head: str | None, r
     else:
         selection = select_variants(entries, paths, graph, content, threshold)
     chosen = apply_shard(selection.entries, shard, CostModel.from_file(cost_history)) if shard else selection.entries
-    if as_json:
-        data = selection.to_json()
-        names = {e.full_name for e in chosen}
-        data["variants"] = [v for v in data["variants"] if v["full_name"] in names]  # type: ignore[attr-defined]
-        data["count"] = len(chosen)
-        data["shard"] = shard
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    for entry in chosen:
-        click.echo(entry.full_name)
-        if why:
-            for reason in selection.why.get(entry.full_name, []):
-                click.echo(f"    {reason}")
-    if why:
-        click.echo("changed paths:", err=True)
-        for path, effect in selection.paths:
-            click.echo(f"  {path}: {effect}", err=True)
-    total = len(entries)
-    head_text = f"everything ({selection.everything})" if selection.everything else "by board graph"
-    classes = getattr(selection, "classes", None)
-    if classes:
-        covered = {m for c in classes for m in c.members}
-        head_text += f"; {len(classes)} compile class(es) stand for {len(covered)} variant(s)"
-    click.echo(f"selected {len(chosen)} of {total} variants at ESP-IDF {normalize_idf(idf)}: {head_text}", err=True)
+    return SelectOutcome(selection, chosen, len(entries), normalize_idf(idf), shard)
 
 
 def _select_pr(entries: list[MatrixEntry], paths: list[str], graph: BoardGraph, content: ContentSource | None,
@@ -134,9 +130,27 @@ def read_selection(path: Path) -> set[str]:
     raise UserError("expected `matrix select --json` output or one full name per line", Location(str(path), 1, 1))
 
 
-def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
-               image_template: str, cost_history: Path | None, github_output: Path | None = None) -> None:
-    """`matrix github`: print the include matrix; say on stderr which variants no IDF version builds."""
+@dataclass(frozen=True)
+class GithubOutcome:
+    """`matrix github`'s answer: the include matrix (and its compact JSON), how many variants it builds, and the
+    enabled variants no requested ESP-IDF version builds."""
+
+    matrix: dict[str, list[dict[str, object]]]
+    text: str
+    built: int
+    unbuildable: list[MatrixEntry]
+
+    def append_github_output(self, path: Path) -> None:
+        """Append matrix=, jobs= and variants= lines to ``path`` (``$GITHUB_OUTPUT``)."""
+        # Appended, as GitHub expects; the matrix JSON is one line so no heredoc delimiter is needed.
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"matrix={self.text}\njobs={len(self.matrix['include'])}\nvariants={self.built}\n")
+
+
+def github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selection: Path | None,
+           image_template: str, cost_history: Path | None) -> GithubOutcome:
+    """`matrix github`: the GitHub Actions include matrix; each variant built by the first of ``idfs`` that
+    supports it."""
     from xzbuild.matrix.github import assign_idf, dump, github_matrix
     from xzbuild.model import load_boards
 
@@ -149,22 +163,22 @@ def run_github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, sele
     assignment = assign_idf(listings, only)
     model = CostModel.from_file(cost_history)
     matrix = github_matrix(assignment, shards, model, image_template)
-    text = dump(matrix)
-    click.echo(text)
     built = sum(len(v) for v in assignment.by_idf.values())
-    if github_output is not None:
-        # Appended, as GitHub expects; the matrix JSON is one line so no heredoc delimiter is needed.
-        with github_output.open("a", encoding="utf-8") as fh:
-            fh.write(f"matrix={text}\njobs={len(matrix['include'])}\nvariants={built}\n")
-    for entry in assignment.unbuildable:
-        reason = entry.reason or "not enabled"
-        click.echo(f"note: {entry.full_name} is not built ({reason}; not one of --idf-version {', '.join(idfs)})",
-                   err=True)
-    click.echo(f"{len(matrix['include'])} job(s), {built} variant(s)", err=True)
+    return GithubOutcome(matrix, dump(matrix), built, assignment.unbuildable)
 
 
-def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> None:
-    """`matrix merge`: one sorted manifest from shard results; every expected variant exactly once.
+@dataclass(frozen=True)
+class MergeOutcome:
+    """`matrix merge`'s answer: the manifest written, how many variants it lists and which of them failed."""
+
+    output: Path
+    count: int
+    failed: list[str]
+
+
+def merge(results: list[Path], matrix_file: Path | None, output: Path) -> MergeOutcome:
+    """`matrix merge`: one sorted manifest from shard results, written to ``output``; every expected variant exactly
+    once. Failed builds are listed in the outcome (the CLI exits 1 for them).
 
     The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
     uses, so both commands accept and reject the same lines.
@@ -199,6 +213,4 @@ def run_merge(results: list[Path], matrix_file: Path | None, output: Path) -> No
     manifest = {"schema_version": 1, "count": len(merged), "failed": failed,
                 "variants": [json.loads(merged[n].to_json()) for n in sorted(merged)]}
     atomic_write_text(output, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    click.echo(f"{output}: {len(merged)} variant(s), {len(failed)} failed", err=True)
-    if failed:
-        raise UserError(f"{len(failed)} variant(s) failed to build: {', '.join(failed[:10])}")
+    return MergeOutcome(output, len(merged), failed)

@@ -1,4 +1,5 @@
-"""`matrix list`: upstream-compatible JSON and a per-target summary table."""
+"""`matrix list`: upstream-compatible JSON, and the entries and per-target counts its table shows (the CLI draws
+the table)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from xzbuild.matrix.entries import MatrixEntry, list_variants, normalize_idf
+from xzbuild.matrix.entries import MatrixEntry, list_variants
 
 
 def load_entries(boards_dir: Path, idf: str, board: str | None, target: str | None,
@@ -67,42 +68,3 @@ def summarize(entries: list[MatrixEntry]) -> list[tuple[str, int, int, int]]:
             boards.setdefault(e.target, set()).add(e.board)
     targets = sorted(set(enabled) | set(excluded), key=lambda t: (-enabled[t], t))
     return [(t, enabled[t], len(boards.get(t, ())), excluded[t]) for t in targets]
-
-
-def listing_table(boards_dir: Path, idf: str, board: str | None, target: str | None, include_excluded: bool,
-                  shard: str | None, cost_history: Path | None) -> None:
-    """Print variants grouped by target, then per-target totals (every number is counted here)."""
-    from rich.table import Table
-
-    from xzbuild.core.console import table_console
-
-    entries = load_entries(boards_dir, idf, board, target, shard, cost_history)
-    console = table_console()
-    version = normalize_idf(idf)
-    rows = summarize(entries)
-    for tgt, *_ in rows:
-        group = [e for e in entries if e.target == tgt and (e.enabled or include_excluded)]
-        if not group:
-            continue
-        table = Table(title=f"{tgt} ({sum(1 for e in group if e.enabled)} variants)", title_justify="left")
-        for column in ("board", "name", "full name", "config"):
-            table.add_column(column)
-        if include_excluded:
-            table.add_column("status")
-        for e in group:
-            cells = [e.board, e.name, e.full_name, e.config.removeprefix("CONFIG_BOARD_TYPE_")]
-            if include_excluded:
-                cells.append("enabled" if e.enabled else f"[yellow]excluded: {e.reason}[/yellow]")
-            table.add_row(*cells)
-        console.print(table)
-    totals = Table(title=f"ESP-IDF {version}: totals by target", title_justify="left")
-    for column in ("target", "variants", "boards", "excluded"):
-        totals.add_column(column, justify="left" if column == "target" else "right")
-    for tgt, count, nboards, nexcluded in rows:
-        totals.add_row(tgt, str(count), str(nboards), str(nexcluded))
-    totals.add_row("total", str(sum(r[1] for r in rows)), str(len({e.board for e in entries if e.enabled})),
-                   str(sum(r[3] for r in rows)), style="bold")
-    console.print(totals)
-    hidden = sum(r[3] for r in rows)
-    if hidden and not include_excluded:
-        console.print(f"{hidden} variant(s) excluded at ESP-IDF {version}; --all shows them with the reason.")
