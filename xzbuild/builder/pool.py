@@ -225,7 +225,7 @@ class BuildRun:
                 self.stop.set()
 
     def build_one(self, job: BuildJob) -> None:
-        """Build ``job`` with idf.py, check it is the variant it names, store it in the cache and release it."""
+        """Build ``job`` with idf.py and check it is the variant it names; then store and release it."""
         if self.stop.is_set():
             self.finish(_record(job, BuildStatus.SKIPPED, reason="not started: an earlier variant failed "
                                                                  "(use --keep-going to build the rest)"))
@@ -248,15 +248,19 @@ class BuildRun:
             if not self.options.keep_going:
                 self.stop.set()
             return
+        self.store_and_release(job, outcome.seconds, rel_log)
+
+    def store_and_release(self, job: BuildJob, seconds: float, log: str) -> None:
+        """Copy a verified build into the artifact cache (``--force`` replaces its object) and release it."""
+        key = self.keys[job.full_name]
         try:
             obj = store_object(self.runner.cache_root, key, self.runner.build_dir(job),
-                               {"full_name": job.full_name, "key": key, "seconds": outcome.seconds},
+                               {"full_name": job.full_name, "key": key, "seconds": seconds},
                                replace=self.options.force)
         except UserError as exc:
-            self.finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, seconds=outcome.seconds,
-                                log=rel_log))
+            self.finish(_record(job, BuildStatus.FAILED, reason=exc.message, key=key, seconds=seconds, log=log))
             return
-        self.release(job, obj, BuildStatus.BUILT, outcome.seconds, rel_log)
+        self.release(job, obj, BuildStatus.BUILT, seconds, log)
 
     def release(self, job: BuildJob, obj: Path, status: BuildStatus, seconds: float, log: str | None) -> None:
         """Package cache object ``obj`` into ``out`` as ``job``'s artifacts; a variant that cannot be packaged
