@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 
 from tests.builder.firmware import make_project, standin_env
-from xzbuild.core.images import verify_image
 from xzbuild.builder.results import BuildStatus, read_records
 from xzbuild.builder.webtools import MANIFEST_SCHEMA
 from xzbuild.cli.main import main
+from xzbuild.core.images import verify_image
 from xzbuild.partitions import parse_binary
 
 
@@ -26,11 +26,15 @@ class Project:
         self.cache = root / "cache"
         self.log = root / "standin.jsonl"
 
-    def build(self, monkeypatch: pytest.MonkeyPatch, *args: str, out: Path | None = None, **knobs: str) -> int:
+    def standin(self, monkeypatch: pytest.MonkeyPatch, **knobs: str) -> None:
+        """Put the idf.py stand-in first on PATH, with these knobs only."""
         for key in [k for k in os.environ if k.startswith("XZ_STANDIN_")]:
             monkeypatch.delenv(key)
         for key, value in standin_env(self.log, **{"XZ_STANDIN_ASSETS": "bread-compact-wifi", **knobs}).items():
             monkeypatch.setenv(key, value)
+
+    def build(self, monkeypatch: pytest.MonkeyPatch, *args: str, out: Path | None = None, **knobs: str) -> int:
+        self.standin(monkeypatch, **knobs)
         urls = [] if any(a.startswith("--base-url") for a in args) else ["--relative-urls"]
         return main(["matrix", "build", "--boards", str(self.boards), "--firmware", str(self.firmware),
                      "--out", str(out or self.out), "--cache-dir", str(self.cache), *urls, *args])
@@ -168,6 +172,57 @@ def test_failure_summary_keep_going_and_junit(project: Project, monkeypatch: pyt
     project.log.unlink()
     assert project.build(monkeypatch, *sel) == 0
     assert [c["board"] for c in project.invocations() if "build" in c["actions"]] == ["sensecap-watcher"]
+
+
+def test_the_library_reports_through_its_reporter_and_prints_nothing(
+        project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """build_variants renders nothing itself: each variant's steps and outcome reach the caller's reporter,
+    between one begin and one close; without a reporter the run is silent."""
+    from xzbuild.builder.plan import BuildRequest, plan_build
+    from xzbuild.builder.pool import build_variants
+    from xzbuild.builder.progress import BuildReporter
+    from xzbuild.builder.results import BuildRecord
+
+    class Recorder(BuildReporter):
+        def __init__(self) -> None:
+            self.events: list[tuple[str, ...]] = []
+
+        def begin(self) -> None:
+            self.events.append(("begin",))
+
+        def start(self, full_name: str) -> None:
+            self.events.append(("start", full_name))
+
+        def state(self, full_name: str, state: str) -> None:
+            self.events.append(("state", full_name, state))
+
+        def finish(self, record: BuildRecord) -> None:
+            self.events.append(("finish", record.full_name, str(record.status)))
+
+        def close(self) -> None:
+            self.events.append(("close",))
+
+    project.standin(monkeypatch, XZ_STANDIN_FAIL="bread-compact-esp32-128x32")
+    request = BuildRequest(variants=("bread-compact-esp32", "bread-compact-esp32-128x32"), jobs=1, keep_going=True,
+                           firmware=project.firmware, idf="standin", out=project.out, boards_dir=project.boards,
+                           cache_dir=project.cache, relative_urls=True)
+    plan = plan_build(request)
+    capsys.readouterr()
+    recorder = Recorder()
+    build_variants(plan.jobs, plan.runner, plan.options, recorder)
+    assert capsys.readouterr() == ("", "")
+    events = recorder.events
+    assert events[0] == ("begin",) and events[-1] == ("close",) and events.count(("begin",)) == 1
+    assert ("finish", "bread-compact-esp32", "built") in events
+    assert ("finish", "bread-compact-esp32-128x32", "failed") in events
+    ok = [e for e in events if e[1:2] == ("bread-compact-esp32",)]
+    assert ok[0] == ("start", "bread-compact-esp32") and ("state", "bread-compact-esp32", "packaging") in ok
+    assert ok[-1] == ("finish", "bread-compact-esp32", "built")
+
+    build_variants(plan.jobs, plan.runner, plan.options)  # the default reporter: nothing on the terminal
+    assert capsys.readouterr() == ("", "")
+    assert project.records() == {"bread-compact-esp32": BuildStatus.CACHED,
+                                 "bread-compact-esp32-128x32": BuildStatus.FAILED}
 
 
 def test_stop_after_first_failure(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from xzbuild.builder.progress import BuildProgress, summary_table
 from xzbuild.builder.results import (
     BuildRecord,
     BuildStatus,
@@ -18,6 +17,7 @@ from xzbuild.builder.results import (
     write_records,
 )
 from xzbuild.builder.runner import first_error
+from xzbuild.cli.progress import BuildProgress, summary_table
 from xzbuild.core.errors import UserError
 
 

@@ -62,8 +62,8 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     """
     from xzbuild.builder.plan import BuildRequest, plan_build
     from xzbuild.builder.pool import build_variants
-    from xzbuild.builder.progress import summary_table
     from xzbuild.builder.results import BuildStatus
+    from xzbuild.cli.progress import BuildProgress, summary_table
 
     try:
         requested = json.loads(build_options_json) if build_options_json else None
@@ -92,7 +92,7 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
         for line in plan.dry_run():
             click.echo(line)
         return
-    records = build_variants(plan.jobs, plan.runner, plan.options)
+    records = build_variants(plan.jobs, plan.runner, plan.options, BuildProgress(len(plan.jobs), plan.options.jobs))
     summary_table(records)
     if as_json:
         for r in records:
