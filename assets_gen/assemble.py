@@ -1,7 +1,8 @@
 """Members, ``index.json`` and container of one default bundle, the way upstream's default-assets builder makes them.
 
 Members keep their input file names; ``index.json`` lists them in upstream's key order; the container sorts
-them by (extension, stem). The spec comes checked from :mod:`assets_gen.load`; nothing here reads a file.
+them by (extension, stem). Each member is checked as it is taken in (a text font the device would crash on, a
+skin it would ignore, two members with one name); nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assets_gen.container import pack_container
-from assets_gen.index import make_index
+from assets_gen.index import FontMeta, make_index
 from assets_gen.load import BundleSpec
+from assets_gen.names import check_name
 from assets_gen.srmodels import pack_srmodels
-from xzbuild.core.errors import UserError
+from xzbuild.core.errors import Location, UserError
 
 SRMODELS = "srmodels.bin"
 INDEX = "index.json"
@@ -40,15 +42,24 @@ class Bundle:
 
 
 def assemble(spec: BundleSpec) -> Bundle:
-    """Pack a checked :class:`BundleSpec` into a bundle (members, ``index.json``, container)."""
+    """Check and pack a :class:`BundleSpec` into a bundle (members, ``index.json``, container)."""
+    if spec.font_meta and not spec.font:
+        raise UserError("--font-meta needs --font: the meta describes the text font")
+    if spec.is_empty():
+        raise UserError("nothing to pack: give at least one of --font, --emoji-dir, --wake-word, --background")
     members: list[tuple[str, bytes]] = []
     if spec.srmodels:
         members.append((SRMODELS, pack_srmodels(spec.srmodels)))
     if spec.font:
+        _check_font(*spec.font, spec.font_meta)
         members.append(spec.font)
     members += [(emoji.file, emoji.data) for emoji in spec.emoji]
     members += spec.extra_files
     members += spec.backgrounds
+    for which, theme in spec.skin.items():
+        theme.validate(which)
+        if theme.background_image and theme.background_image not in {n for n, _ in spec.backgrounds}:
+            raise UserError(f"skin.{which} names background {theme.background_image!r}, which is not packed")
     index = make_index(
         srmodels=SRMODELS if spec.srmodels else None,
         text_font=spec.font[0] if spec.font else None,
@@ -72,3 +83,13 @@ def _check_unique(members: list[tuple[str, bytes]]) -> None:
                 f"two inputs are both named {name!r} inside the bundle; rename one (members are flat file names)"
             )
         seen.add(name)
+
+
+def _check_font(name: str, data: bytes, meta: FontMeta | None) -> None:
+    """Reject a text font the device would crash on, and a meta the firmware would ignore."""
+    from assets_gen.fontcheck import check_cbin_font
+
+    check_name(name, "text font")
+    info = check_cbin_font(data, Location(name))
+    if meta is not None and meta.bpp != info.bpp:
+        raise UserError(f"--font-meta says bpp {meta.bpp} but the cbin font has bpp {info.bpp}; they must match")

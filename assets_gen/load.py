@@ -1,10 +1,10 @@
 """Inputs of one default bundle (``assets.bin``): read from disk and checked before anything is packed.
 
-A bundle's way: :mod:`assets_gen.load` reads and checks the inputs into a :class:`BundleSpec` →
-:mod:`assets_gen.assemble` makes the members and ``index.json`` and packs the container →
+A bundle's way: :mod:`assets_gen.load` reads the inputs into a :class:`BundleSpec` →
+:mod:`assets_gen.assemble` checks and makes the members and ``index.json`` and packs the container →
 :mod:`assets_gen.verify` checks the bytes against the partition and reads them back the way the firmware does.
 Explicit mode reads its inputs here (:func:`load_explicit`); variant mode makes them through the content cache
-(:class:`assets_gen.variants.MemberMaker`). Both end with :func:`check_spec`, so every input is checked once.
+(:class:`assets_gen.variants.MemberMaker`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class ExplicitInputs:
 
 
 def load_explicit(inp: ExplicitInputs) -> BundleSpec:
-    """Read every explicit input once and check it; the result is ready for :func:`assets_gen.assemble.assemble`."""
+    """Read every explicit input once (names, formats and option combinations checked as they are read)."""
     spec = BundleSpec()
     dirs = [w for w in inp.wake_words if w.lower() != "none"]
     if dirs and len(dirs) != len(inp.wake_words):
@@ -97,33 +97,7 @@ def load_explicit(inp: ExplicitInputs) -> BundleSpec:
             (str(DARK.background_image), load_background(dark_src, width, height, DARK.background_color)),
         ]
         spec.skin = {"light": LIGHT, "dark": DARK}
-    check_spec(spec)
     return spec
-
-
-def check_spec(spec: BundleSpec) -> None:
-    """Reject a spec the firmware could not use: nothing to pack, a font it would crash on, a meta it would
-    ignore, a skin that names a colour it cannot parse or a background that is not packed."""
-    if spec.font_meta and not spec.font:
-        raise UserError("--font-meta needs --font: the meta describes the text font")
-    if spec.is_empty():
-        raise UserError("nothing to pack: give at least one of --font, --emoji-dir, --wake-word, --background")
-    if spec.font:
-        _check_font(*spec.font, spec.font_meta)
-    for which, theme in spec.skin.items():
-        theme.validate(which)
-        if theme.background_image and theme.background_image not in {n for n, _ in spec.backgrounds}:
-            raise UserError(f"skin.{which} names background {theme.background_image!r}, which is not packed")
-
-
-def _check_font(name: str, data: bytes, meta: FontMeta | None) -> None:
-    """Reject a text font the device would crash on, and a meta the firmware would ignore."""
-    from assets_gen.fontcheck import check_cbin_font
-
-    check_name(name, "text font")
-    info = check_cbin_font(data, Location(name))
-    if meta is not None and meta.bpp != info.bpp:
-        raise UserError(f"--font-meta says bpp {meta.bpp} but the cbin font has bpp {info.bpp}; they must match")
 
 
 def _read_extra_files(directory: Path) -> list[tuple[str, bytes]]:

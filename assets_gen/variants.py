@@ -23,7 +23,7 @@ from assets_gen.cache import DEFAULT_DIR, Cache, make_key
 from assets_gen.fontchoice import apply_fonts_component, basic_fallback
 from assets_gen.index import FontMeta
 from assets_gen.inputs import InputDirs
-from assets_gen.load import DARK, LIGHT, BundleSpec, check_spec
+from assets_gen.load import DARK, LIGHT, BundleSpec
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.textfont import FontProfile, check_source, default_charset
 from assets_gen.verify import verify
@@ -295,7 +295,7 @@ class MemberMaker:
                 self.cache.put("font", key, data)
 
     def spec_for(self, plan: VariantPlan) -> BundleSpec:
-        """The checked bundle spec of a plan (the load step of variant mode), members made or taken from the cache."""
+        """The bundle spec of a plan (the load step of variant mode), members made or taken from the cache."""
         from assets_gen.textfont import convert_profile
 
         spec = BundleSpec()
@@ -310,7 +310,6 @@ class MemberMaker:
         self._models(plan, spec)
         if self.has_skin(plan):
             self._backgrounds(plan, spec)
-        check_spec(spec)
         return spec
 
     def missing_models(self, plan: VariantPlan) -> list[str]:
