@@ -32,11 +32,6 @@ def file_digest(path: Path) -> str:
     return _file_digests[key]
 
 
-def data_digest(data: bytes) -> str:
-    """SHA-256 of in-memory bytes (stable across processes, unlike ``hash``)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def make_key(kind: str, **parts: Any) -> str:
     """A stable key from JSON-able parts (sorted keys)."""
     blob = json.dumps({"kind": kind, **parts}, sort_keys=True, ensure_ascii=True, default=str)
@@ -51,8 +46,6 @@ class Cache:
         self._memory: dict[str, bytes] = {}
         self._digests: dict[str, str] | None = None
         self._digests_dirty = False
-        self.hits = 0
-        self.misses = 0
 
     def digest(self, path: Path) -> str:
         """:func:`file_digest`, remembered across runs by (path, size, mtime) so warm runs hash nothing big."""
@@ -103,9 +96,7 @@ class Cache:
         """Return the cached bytes or make, store and return them."""
         data = self.get(kind, key)
         if data is not None:
-            self.hits += 1
             return data
-        self.misses += 1
         data = make()
         self.put(kind, key, data)
         return data

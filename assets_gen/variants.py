@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assets_gen.bundle import BundleSpec, assemble, check_fits
+from assets_gen.assemble import assemble
 from assets_gen.cache import DEFAULT_DIR, Cache, make_key
-from assets_gen.explicit import DARK, LIGHT
 from assets_gen.fontchoice import apply_fonts_component, basic_fallback
 from assets_gen.index import FontMeta
 from assets_gen.inputs import InputDirs
+from assets_gen.load import DARK, LIGHT, BundleSpec
 from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.textfont import FontProfile, check_source, default_charset
+from assets_gen.verify import verify
 from assets_gen.wakeword import reserved_size
 from xzbuild.core.errors import UserError
 
@@ -101,7 +102,6 @@ def _unchanged(out_dir: Path, name: str, key: str) -> dict[str, Any] | None:
 
 def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) -> VariantResult:
     """Make (or recognise as unchanged) one variant's bundle and write it with its report."""
-    from assets_gen.inspect import inspect_bundle
     from xzbuild.core.fsutil import atomic_write_text, write_if_changed
 
     result = VariantResult(plan.name, "ok", partition_size=plan.partition_size, notes=list(plan.notes))
@@ -145,8 +145,7 @@ def build_one(plan: VariantPlan, maker: MemberMaker, out_dir: Path, key: str) ->
                                 f"own basic charset ({len(default_charset('basic')):,} characters) instead")
             plan, bundle = smaller, assemble(maker.spec_for(smaller))
         result.size, result.members = bundle.size, list(bundle.members)
-        check_fits(bundle, partition)
-        report = inspect_bundle(bundle.data, partition, plan.display)
+        report = verify(bundle, partition, plan.display)
         if not report.ok:
             raise UserError(f"bundle fails inspect: {'; '.join(report.errors)}")
     except UserError as exc:
@@ -296,7 +295,7 @@ class MemberMaker:
                 self.cache.put("font", key, data)
 
     def spec_for(self, plan: VariantPlan) -> BundleSpec:
-        """The bundle spec of a plan, members made or taken from the cache."""
+        """The bundle spec of a plan (the load step of variant mode), members made or taken from the cache."""
         from assets_gen.textfont import convert_profile
 
         spec = BundleSpec()

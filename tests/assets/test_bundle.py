@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from assets_gen.bundle import Bundle, assemble, check_fits
+from assets_gen.assemble import Bundle, assemble
 from assets_gen.container import read_container
-from assets_gen.explicit import ExplicitInputs, build_explicit, parse_size, spec_from_inputs
+from assets_gen.explicit import build_explicit, parse_size
 from assets_gen.index import FontMeta
 from assets_gen.inspect import inspect_bundle
+from assets_gen.load import ExplicitInputs, load_explicit
+from assets_gen.verify import check_fits
 from xzbuild.core.errors import UserError
 
 
@@ -35,7 +37,7 @@ def test_golden_bundle_and_index_are_byte_identical(fixture_inputs: ExplicitInpu
     assert out.read_bytes() == (assets_fx / "assets.bin").read_bytes()
     assert bundle.index == (assets_fx / "index.json").read_bytes()
     # Determinism: a second build gives the same bytes.
-    assert assemble(spec_from_inputs(fixture_inputs)).data == bundle.data
+    assert assemble(load_explicit(fixture_inputs)).data == bundle.data
 
 
 def test_inspect_golden(assets_fx: Path) -> None:
@@ -99,7 +101,7 @@ def test_inspect_keys_are_case_insensitive_like_cjson(assets_fx: Path) -> None:
 def test_font_meta_must_match_cbin_bpp(fixture_inputs: ExplicitInputs) -> None:
     fixture_inputs.font_meta = "common:20:1:noto-v1"
     with pytest.raises(UserError, match="bpp 1 but the cbin font has bpp 4"):
-        assemble(spec_from_inputs(fixture_inputs))
+        assemble(load_explicit(fixture_inputs))
 
 
 @pytest.mark.parametrize(
@@ -117,7 +119,7 @@ def test_bad_font_file_is_rejected(tmp_path: Path, fixture_inputs: ExplicitInput
     bad.write_bytes(b"\x01" * 200)
     fixture_inputs.font, fixture_inputs.font_meta = bad, None
     with pytest.raises(UserError, match="not a usable cbin font"):
-        assemble(spec_from_inputs(fixture_inputs))
+        assemble(load_explicit(fixture_inputs))
 
 
 def test_member_name_collision_is_reported(tmp_path: Path, fixture_inputs: ExplicitInputs) -> None:
@@ -126,7 +128,7 @@ def test_member_name_collision_is_reported(tmp_path: Path, fixture_inputs: Expli
     (extra / "angry.png").write_bytes(b"x")
     fixture_inputs.extra_files = extra
     with pytest.raises(UserError, match="both named 'angry.png'"):
-        assemble(spec_from_inputs(fixture_inputs))
+        assemble(load_explicit(fixture_inputs))
 
 
 def test_oversize_bundle_names_sizes_and_biggest_members(fixture_inputs: ExplicitInputs, tmp_path: Path) -> None:
@@ -151,7 +153,7 @@ def test_custom_wake_word_and_backgrounds(tmp_path: Path, model_dir: Path) -> No
     Image.new("RGB", (64, 48), (200, 30, 30)).save(tmp_path / "bg.png")
     inputs = ExplicitInputs(multinet=[mn], custom_wake_word="xiao tu dou=小土豆", threshold=25,
                             background=tmp_path / "bg.png", display="32x32")
-    bundle = assemble(spec_from_inputs(inputs))
+    bundle = assemble(load_explicit(inputs))
     index = json.loads(bundle.index)
     assert index["multinet_model"] == {"language": "cn", "duration": 3000, "threshold": 0.25,
                                        "commands": [{"command": "xiao tu dou", "text": "小土豆", "action": "wake"}]}
@@ -174,7 +176,7 @@ def test_custom_wake_word_and_backgrounds(tmp_path: Path, model_dir: Path) -> No
 )
 def test_explicit_input_errors(inputs: ExplicitInputs, needle: str) -> None:
     with pytest.raises(UserError, match=needle):
-        assemble(spec_from_inputs(inputs))
+        assemble(load_explicit(inputs))
 
 
 @pytest.mark.parametrize(("text", "value"), [("0x100000", 1 << 20), ("1M", 1 << 20), ("4000K", 4000 * 1024),
@@ -187,7 +189,7 @@ def test_parse_size(text: str, value: int) -> None:
 
 def test_inspect_warns_when_background_does_not_match_the_display(tmp_path: Path) -> None:
     Image.new("RGB", (64, 48)).save(tmp_path / "bg.png")
-    bundle = assemble(spec_from_inputs(ExplicitInputs(background=tmp_path / "bg.png", display="32x16")))
+    bundle = assemble(load_explicit(ExplicitInputs(background=tmp_path / "bg.png", display="32x16")))
     assert inspect_bundle(bundle.data, display=(32, 16)).warnings == []
     warnings = inspect_bundle(bundle.data, display=(240, 240)).warnings
     assert len(warnings) == 2 and "does not match the 240x240 display" in warnings[0]

@@ -38,6 +38,25 @@ def test_build_inspect_preview(assets_fx: Path, model_dir: Path, tmp_path: Path,
     assert img.format == "PNG" and img.width == 1000 and img.height > 600
 
 
+def test_explicit_emoji_warnings_name_the_dir(assets_fx: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """An incomplete collection is packed, and stderr says what the firmware will show oddly, once per finding."""
+    emo = tmp_path / "emo"
+    emo.mkdir()
+    (emo / "happy.png").write_bytes((assets_fx / "noto-fonts/png/noto-color-emoji_64/happy.png").read_bytes())
+    Image.new("RGBA", (100, 37)).save(emo / "cool.png")
+    assert main(["assets", "build", "-o", str(tmp_path / "a.bin"), "--emoji-dir", str(emo)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"wrote {tmp_path / 'a.bin'} (5,515 B, 3 members)\n"
+    assert captured.err.splitlines() == [
+        f"warning: {emo}: 19 of 21 standard emotions missing (neutral, laughing, funny, sad, angry, crying, loving, "
+        "embarrassed, surprised, shocked, thinking, winking, relaxed, delicious, kissy, confident, sleepy, silly, "
+        "confused); the firmware falls back to a font glyph for them",
+        f"warning: {emo}: emoji sizes differ from the usual 100x37: happy.png is 64x64; resize them "
+        "(or use `xzbuild assets emoji --from-dir`)",
+    ]
+
+
 def test_inspect_corrupted_bundle_fails(assets_fx: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = bytearray((assets_fx / "assets.bin").read_bytes())
     data[5000] ^= 0x55

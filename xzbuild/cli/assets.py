@@ -70,7 +70,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
         if output is None:
             raise UserError("give VARIANT..., --all, or -o FILE with explicit inputs (--font, --emoji-dir, ...)")
         _refuse(variant_only, "per-variant builds (VARIANT... or --all)")
-        from assets_gen.explicit import ExplicitInputs, build_explicit
+        from assets_gen.explicit import build_explicit
+        from assets_gen.load import ExplicitInputs
 
         bundle = build_explicit(ExplicitInputs(
             font=font, font_meta=font_meta, emoji_dir=emoji_dir, wake_words=list(wake_words),
@@ -79,11 +80,8 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
             display=display, partition_size=partition_size), output)
         _echo(as_json, {"output": str(output), "size": bundle.size, "members": len(bundle.members)},
               f"wrote {output} ({bundle.size:,} B, {len(bundle.members)} members)")
-        if emoji_dir is not None:
-            from assets_gen import emoji
-
-            for warning in emoji.collection_warnings(emoji.load_emoji_dir(emoji_dir)):
-                click.echo(f"warning: {emoji_dir}: {warning}", err=True)
+        for warning in bundle.warnings:
+            click.echo(f"warning: {warning}", err=True)
         return
     if output is not None:
         raise UserError("-o is for explicit mode; per-variant bundles go to --out DIR/<variant>/assets.bin")
@@ -232,9 +230,9 @@ def emoji_cmd(size: str, from_dir: Path | None, emoji_font: Path | None, output:
 @click.option("-o", "--output", type=_PATH, required=True, help="cbin image to write.")
 def background_cmd(image: Path, display: str, matte: str, output: Path) -> None:
     """Convert a PNG/JPEG into an RGB565 cbin background scaled (cover) to the display."""
-    from assets_gen.explicit import parse_display
     from assets_gen.image import load_background
     from assets_gen.index import Theme
+    from assets_gen.load import parse_display
     from xzbuild.core.fsutil import atomic_write_bytes
 
     Theme(matte, matte).validate("matte")
