@@ -8,6 +8,7 @@ runs esptool's unmodified command line. Any other port is opened by stock pyseri
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -30,7 +31,8 @@ def main() -> None:
 
     port = port_argument(sys.argv[1:])
     if port and port.startswith("rfc2217://"):
-        fastserial.mark_virtual(port)
+        with contextlib.suppress(ValueError):  # no host:port: esptool reports the URL itself
+            fastserial.mark_virtual(port)
     fastserial.quiet_esptool_trace()
     esptool._main()
 
