@@ -7,6 +7,7 @@ BIN    := $(VENV)/bin
 APT_PACKAGES := git gcc cpp libopus0 libfreetype6 fonts-noto-cjk fonts-noto-color-emoji \
                 fonts-dejavu-core espeak-ng python3-venv mosquitto chromium nodejs cmake
 STAMP  := $(VENV)/.installed
+SERIAL_STUB := packaging/pyserial-labgrid
 # npm packages the tests read (ESP Web Tools' install logic, axe-core for accessibility checks; ws, dotenv and
 # debug: the three dependencies of the firmware author's MQTT gateway, run as a test peer; LVGL's lv_font_conv
 # as the kerning reference), pinned; installed once into $(VENV)/npm/node_modules, never fetched at run time.
@@ -31,15 +32,19 @@ apt:
 	  else echo "apt: missing$$missing (run as root or install them; continuing)"; fi; \
 	fi
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(SERIAL_STUB)/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -U pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@# labgrid requires pyserial-labgrid, which installs into the same serial/ package as pyserial 3.5, so
-	@# whichever wheel lands last owns it. Make pyserial 3.5 (esptool's and pytest-embedded's) the owner:
-	@# the labgrid fork skips re-sending an RFC2217 option whose value did not change, which drops esptool's
-	@# repeated input purges on a real ser2net port; hil.vboard.fastserial already has the speed fix.
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall pyserial==3.5
+	@# labgrid requires pyserial-labgrid, a fork that installs into the same serial/ package as pyserial 3.5
+	@# (esptool's and pytest-embedded's): with both, whichever wheel lands last owns serial/. The fork skips
+	@# re-sending an RFC2217 option whose value did not change, which drops esptool's repeated input purges
+	@# on a real ser2net port, so pyserial 3.5 must own it. $(SERIAL_STUB) is a file-less pyserial-labgrid
+	@# that requires pyserial==3.5: named on the same command line, it is the only candidate pip's resolver
+	@# has for labgrid's requirement, so the fork is never installed and the outcome does not depend on
+	@# install order. The uninstall first clears a venv an earlier Makefile filled with both (removing the
+	@# fork deletes the serial/ files the two share, so pyserial goes too and is installed again below).
+	$(BIN)/python -m pip uninstall -q --disable-pip-version-check -y pyserial-labgrid pyserial
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]' ./$(SERIAL_STUB)
 	@touch $(STAMP)
 
 $(NPM_STAMP): Makefile

@@ -1,8 +1,9 @@
 """pytest plugin for the HIL suite: the reference server, the board under test and boot helpers.
 
-Load with ``-p hil.plugin`` next to pytest-embedded's ``--embedded-services esp,idf``. It installs the fast
-in-process RFC2217 client before any port is opened, starts a reference server per session (on the port
-the lab build's OTA URL points at) and gives tests the facts of the board and of the flashed image.
+Load with ``-p hil.plugin`` next to pytest-embedded's ``--embedded-services esp,idf``. For a virtual board
+(``"virtual"`` in ``--xz-board``) it opens ``--port`` with the fast RFC2217 client; a real board's port keeps
+pyserial's own. It starts a reference server per session (on the port the lab build's OTA URL points at)
+and gives tests the facts of the board and of the flashed image.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ from typing import Any
 import pytest
 
 from hil.vboard import fastserial
-
-fastserial.install()
-fastserial.quiet_esptool_trace()
 
 #: The reference-server scenario the suite runs: one short voice turn and one volume tool call.
 SUITE_SCENARIO: dict[str, Any] = {"devices": {"default": {
@@ -63,6 +61,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hardware: needs a real board attached (skipped in CI)")
     config.addinivalue_line("markers", "requires(capability): skip on boards whose inventory lacks it")
+    _use_fast_client_for_virtual_board(config)
+
+
+def _use_fast_client_for_virtual_board(config: pytest.Config) -> None:
+    """Before any port is opened: a virtual board's ``--port`` gets the fast RFC2217 client (and esptool
+    stops hex-formatting its disabled trace output); a real board's port is left to stock pyserial."""
+    path = config.getoption("--xz-board")
+    port = config.getoption("port", default=None)
+    if not path or not isinstance(port, str) or not port.startswith("rfc2217://"):
+        return
+    if json.loads(Path(path).read_text()).get("virtual"):
+        fastserial.mark_virtual(port)
+        fastserial.quiet_esptool_trace()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -219,11 +219,6 @@ def write_nvs(port: str, offset: int, image: bytes, chip: str = "") -> None:
 
     import esptool
 
-    if port.startswith("rfc2217://"):
-        from hil.vboard import fastserial
-
-        fastserial.install()  # pyserial's stock RFC2217 client renegotiates the port on every command
-        fastserial.quiet_esptool_trace()
     with tempfile.TemporaryDirectory(prefix="xzbuild-nvs-") as tmp:
         path = Path(tmp) / "nvs.bin"
         path.write_bytes(image)

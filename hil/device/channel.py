@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 
+from hil.device.host import AppHost
 from hil.protocol.framing import FrameError, decode_frame, encode_frame
 from hil.protocol.messages import (
     device_abort,
@@ -24,15 +25,12 @@ from hil.protocol.messages import (
 )
 from hil.protocol.opus import FramePacer, OpusDecoderStream, tone_frames
 
-if TYPE_CHECKING:
-    from hil.device.firmware import XiaozhiDevice
-
 UPLINK_RATE, FRAME_MS = 16000, 60
 MAX_LISTEN_S = 30.0  # the virtual microphone stops on its own after this long
 
 
 class AudioChannel:
-    def __init__(self, device: XiaozhiDevice, config: dict[str, Any]) -> None:
+    def __init__(self, device: AppHost, config: dict[str, Any]) -> None:
         self.device = device
         self.url = str(config.get("url", ""))
         self.token = str(config.get("token", ""))
@@ -237,7 +235,7 @@ class AudioChannel:
             if isinstance(command, str):
                 self.log("I", "Application", f"System command: {command}")
                 if command == "reboot":
-                    dev._reboot_soon()
+                    dev.reboot_soon()
                 else:
                     self.log("W", "Application", f"Unknown system command: {command}")
         elif mtype == "alert":

@@ -168,7 +168,7 @@ class XiaozhiDevice:
             self._panic("self-check failed")
             await asyncio.Event().wait()
         self.set_state("starting")
-        register_all(self.mcp, self.info, self.values, self.log, self._reboot_soon)
+        register_all(self.mcp, self.info, self.values, self.log, self.reboot_soon)
         asyncio.create_task(self._heartbeat())
         if not self.settings.ota_url:
             self.log("W", "WifiBoard", "WiFi connection timeout, entering config mode")
@@ -215,7 +215,7 @@ class XiaozhiDevice:
         if self.new_firmware_url:
             self.set_state("upgrading")
             if await ota.upgrade(self, self.new_firmware_url):
-                self._reboot_soon(log=False)
+                self.reboot_soon(log=False)
                 await asyncio.Event().wait()  # the reboot ends this run
             self.set_state("activating")  # a failed upgrade logs and carries on
         ota.mark_valid(self)
@@ -318,7 +318,7 @@ class XiaozhiDevice:
             assert self._provisioned is not None
             self._provisioned.set()
         elif verb == "reboot":
-            self._reboot_soon()
+            self.reboot_soon()
         elif verb == "crash":
             self._panic("crash requested on the console")
         elif verb == "listen":
@@ -373,7 +373,7 @@ class XiaozhiDevice:
             self.board.print_line("Rebooting...")
         threading.Timer(0.05, lambda: self.board.boot(reason="0xc (RTC_SW_CPU_RST)")).start()
 
-    def _reboot_soon(self, log: bool = True) -> None:
+    def reboot_soon(self, log: bool = True) -> None:
         if log:
             self.log("I", "Application", "Rebooting...")
         threading.Timer(0.05, lambda: self.board.boot(reason="0xc (RTC_SW_CPU_RST)")).start()

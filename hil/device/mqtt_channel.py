@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
 
 from hil.device.channel import FRAME_MS, MAX_LISTEN_S, UPLINK_RATE, AudioChannel
+from hil.device.host import AppHost
 from hil.protocol import mqtt_udp as mu
 from hil.protocol.mqtt_client import MqttUdpClient
 from hil.protocol.opus import FramePacer, OpusDecoderStream, tone_frames
 
-if TYPE_CHECKING:
-    from hil.device.firmware import XiaozhiDevice
 
-
-async def initialize_protocol(device: XiaozhiDevice) -> str:
+async def initialize_protocol(device: AppHost) -> str:
     """Pick the transport from NVS and start it; returns ``"mqtt"`` or ``"websocket"``."""
     nvs = device.board.nvs
     if isinstance(nvs.get("mqtt"), dict):
@@ -42,11 +39,11 @@ async def initialize_protocol(device: XiaozhiDevice) -> str:
     return transport
 
 
-def _channel(device: XiaozhiDevice) -> MqttChannel | None:
+def _channel(device: AppHost) -> MqttChannel | None:
     return device.channel if isinstance(device.channel, MqttChannel) else None
 
 
-def _on_json(device: XiaozhiDevice, msg: dict[str, object]) -> None:
+def _on_json(device: AppHost, msg: dict[str, object]) -> None:
     """``on_incoming_json_`` → ``Application::OnIncomingJson``: the firmware's MQTT protocol object exists from
     start-up, so every message — ``mcp`` above all, which the firmware author's gateway sends right after the
     MQTT connect — is handled in any device state, audio channel open or not."""
@@ -57,13 +54,13 @@ def _on_json(device: XiaozhiDevice, msg: dict[str, object]) -> None:
         channel.device_message(str(msg["type"]), dict(msg))
 
 
-def _on_audio(device: XiaozhiDevice, payload: bytes) -> None:
+def _on_audio(device: AppHost, payload: bytes) -> None:
     channel = _channel(device)
     if channel is not None:
         channel.play(payload)
 
 
-def _on_closed(device: XiaozhiDevice) -> None:
+def _on_closed(device: AppHost) -> None:
     channel = _channel(device)
     if channel is not None:
         channel._closed(quiet=channel._closing)
@@ -72,7 +69,7 @@ def _on_closed(device: XiaozhiDevice) -> None:
 class MqttChannel(AudioChannel):
     """The audio channel over MQTT + UDP: hello/goodbye on MQTT, encrypted Opus on UDP."""
 
-    def __init__(self, device: XiaozhiDevice, client: MqttUdpClient) -> None:
+    def __init__(self, device: AppHost, client: MqttUdpClient) -> None:
         super().__init__(device, {})
         self.client = client
         self.version = 3

@@ -8,25 +8,22 @@ boots it through the normal boot emulation.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
 
 import aiohttp
 
+from hil.device.host import AppHost
 from hil.vboard import otadata
 from hil.vboard.boot import TABLE_OFFSET, TABLE_SIZE, BootError, Partition, parse_partition_table, read_image
 from hil.vboard.flash import SECTOR
 
-if TYPE_CHECKING:
-    from hil.device.firmware import XiaozhiDevice
 
-
-def _layout(device: XiaozhiDevice) -> tuple[list[Partition], Partition | None]:
+def _layout(device: AppHost) -> tuple[list[Partition], Partition | None]:
     parts = parse_partition_table(device.board.flash.read(TABLE_OFFSET, TABLE_SIZE))
     otas = sorted((p for p in parts if p.type == 0 and 0x10 <= p.subtype <= 0x1F), key=lambda p: p.subtype)
     return otas, next((p for p in parts if p.type == 1 and p.subtype == 0), None)
 
 
-async def upgrade(device: XiaozhiDevice, url: str) -> bool:
+async def upgrade(device: AppHost, url: str) -> bool:
     """Download and install the image at ``url``; True when the slot was switched (the caller reboots)."""
     flash, log = device.board.flash, device.log
     otas, otadata_part = _layout(device)
@@ -76,7 +73,7 @@ async def upgrade(device: XiaozhiDevice, url: str) -> bool:
     return True
 
 
-def _verify(device: XiaozhiDevice, target: Partition) -> list[tuple[str, str]]:
+def _verify(device: AppHost, target: Partition) -> list[tuple[str, str]]:
     """What ``esp_image_verify`` (ESP_IMAGE_VERIFY, as esp_ota_end and esp_ota_set_boot_partition run it) prints
     for the image in ``target``: image format and hash, then ``bootloader_common_check_chip_validity`` (chip
     id, min and max chip revision). Empty when the image would be accepted."""
@@ -101,7 +98,7 @@ def _verify(device: XiaozhiDevice, target: Partition) -> list[tuple[str, str]]:
     return []
 
 
-def mark_valid(device: XiaozhiDevice) -> None:
+def mark_valid(device: AppHost) -> None:
     """``Ota::MarkCurrentVersionValid``: confirm a slot the bootloader put in PENDING_VERIFY."""
     running = device.app.partition
     if running.subtype == 0:

@@ -95,9 +95,6 @@ def probe(port: str, connect_attempts: int = 3, reset: str = "auto") -> Detected
     ``reset`` is the inventory's reset method: ``auto`` (DTR/RTS), ``usb-jtag`` (USB-Serial/JTAG) or
     ``none`` (the board is put into download mode by other means).
     """
-    from hil.vboard import fastserial
-
-    fastserial.install()
     with _PROBE_LOCK:
         return _probe_locked(port, connect_attempts, reset)
 

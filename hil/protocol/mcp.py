@@ -37,16 +37,6 @@ def initialize(request_id: int, vision_url: str | None = None, vision_token: str
                                               "clientInfo": {"name": "xzbuild-reference-server", "version": "1"}})
 
 
-def tools_list(request_id: int, cursor: str = "", with_user_tools: bool = False) -> dict[str, Any]:
-    """``tools/list`` page request; ``cursor`` is the previous reply's ``nextCursor`` (a tool name)."""
-    return request(request_id, "tools/list", {"cursor": cursor, "withUserTools": with_user_tools})
-
-
-def tools_call(request_id: int, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``tools/call``."""
-    return request(request_id, "tools/call", {"name": name, "arguments": arguments or {}})
-
-
 @dataclass(frozen=True)
 class McpReply:
     """One device reply: exactly one of ``result`` / ``error_message`` is set. ``recovered`` marks text
@@ -100,8 +90,3 @@ def device_result(request_id: int, result_json: str) -> str:
 def device_error(request_id: int, message: str) -> str:
     """``McpServer::ReplyError`` payload text: no ``code``, message unescaped, as the firmware writes it."""
     return f'{{"jsonrpc":"2.0","id":{request_id},"error":{{"message":"{message}"}}}}'
-
-
-def text_content(text: str) -> dict[str, Any]:
-    """A successful ``tools/call`` result as the firmware shapes it."""
-    return {"content": [{"type": "text", "text": text}], "isError": False}

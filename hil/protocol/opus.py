@@ -17,7 +17,6 @@ import subprocess
 import time
 import wave
 from array import array
-from collections.abc import Iterable
 
 import opuslib
 
@@ -190,8 +189,3 @@ class FramePacer:
         if delay > 0:
             await asyncio.sleep(delay)
         return (time.monotonic() - due) * 1000.0
-
-
-def total_duration_ms(packets: Iterable[bytes]) -> float:
-    """Sum of ``packet_duration_ms`` over packets."""
-    return sum(packet_duration_ms(p) for p in packets)

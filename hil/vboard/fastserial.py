@@ -1,4 +1,4 @@
-"""A faster pyserial RFC2217 client, installed as the ``rfc2217://`` URL handler (no package replaced).
+"""A faster pyserial RFC2217 client, used for virtual boards' ports only (no package or class replaced).
 
 Stock pyserial 3.5 re-negotiates baud/data size/parity/stop bits on *every* ``timeout`` assignment and
 waits in 50 ms sleeps; esptool changes the timeout on each command, so a write-flash over RFC2217 takes
@@ -9,8 +9,13 @@ This subclass keeps the wire protocol identical and only:
 * re-sends only the port settings that changed, and waits for acknowledgements with a short poll;
 * queues received data in chunks and serves ``read(n)``/``in_waiting`` with exact byte counts.
 
-``install()`` registers it through ``serial.protocol_handler_packages`` so that esptool and
-pytest-embedded, which open ports with ``serial.serial_for_url``, pick it up in the same process.
+It overrides private methods of pyserial's client, so it is chosen per connection, never for a port we do
+not serve: :func:`mark_virtual` declares one ``rfc2217://host:port`` a virtual board's (an
+:class:`~hil.vboard.rfc2217.RFC2217Server` marks its own URL while it runs) and registers the
+``rfc2217`` handler of :data:`HANDLER_PACKAGE` through pyserial's ``protocol_handler_packages``. That
+handler's ``serial_class_for_url`` hands ``serial.serial_for_url`` (which esptool and pytest-embedded open
+ports with) this class for a marked address and pyserial's own ``serial.rfc2217.Serial`` for any other, so
+a real lab's ser2net port always gets the stock client. Importing this module changes nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import struct
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import serial
 from serial import rfc2217
@@ -29,12 +35,44 @@ from serial.serialutil import PortNotOpenError, SerialException, Timeout
 HANDLER_PACKAGE = "hil.vboard.serial_handlers"
 _POLL = 0.002
 MAX_SUBNEGOTIATION = 256  # bytes of one subnegotiation kept (RFC 2217 values are 1-4 bytes; as the server side)
+_VIRTUAL: set[tuple[str, int]] = set()  # (host, port) of the virtual boards' RFC2217 ports
 
 
-def install() -> None:
-    """Make ``serial.serial_for_url('rfc2217://…')`` return :class:`FastRFC2217Serial` (idempotent)."""
+def _address(url: str) -> tuple[str, int] | None:
+    """``(host, port)`` of an ``rfc2217://host:port`` URL (host lower-cased); None for any other URL."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "rfc2217" or not parts.hostname or port is None:
+        return None
+    return parts.hostname.lower(), port
+
+
+def mark_virtual(url: str) -> None:
+    """Open ``url`` (a virtual board's ``rfc2217://host:port``) with :class:`FastRFC2217Serial` from now on.
+
+    Every other URL keeps pyserial's own class. Raises ValueError for a URL that is not ``rfc2217://``.
+    """
+    address = _address(url)
+    if address is None:
+        raise ValueError(f"not an rfc2217://host:port URL: {url!r}")
+    _VIRTUAL.add(address)
     if HANDLER_PACKAGE not in serial.protocol_handler_packages:
         serial.protocol_handler_packages.insert(0, HANDLER_PACKAGE)
+
+
+def forget_virtual(url: str) -> None:
+    """Undo :func:`mark_virtual` (the board stopped serving; its port may be reused by anything)."""
+    address = _address(url)
+    if address is not None:
+        _VIRTUAL.discard(address)
+
+
+def serial_class_for_url(url: str) -> tuple[str, type[serial.SerialBase]]:
+    """pyserial's per-URL handler hook: the fast client for a marked virtual board, pyserial's own otherwise."""
+    return url, FastRFC2217Serial if _address(url) in _VIRTUAL else rfc2217.Serial
 
 
 def _wait(option: Any, timeout: float) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from serial import rfc2217
 
+from hil.vboard import fastserial
 from hil.vboard.board import VirtualBoard
 
 log = logging.getLogger(__name__)
@@ -172,10 +173,13 @@ class RFC2217Server:
         return f"rfc2217://{self.host}:{self.port}"
 
     def start(self) -> RFC2217Server:
+        """Serve in a thread; clients in this process open :attr:`url` with the fast RFC2217 client."""
+        fastserial.mark_virtual(self.url)
         self._thread.start()
         return self
 
     def close(self) -> None:
+        fastserial.forget_virtual(self.url)
         self._stop.set()
         with contextlib.suppress(OSError):
             self._listener.close()

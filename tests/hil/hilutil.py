@@ -1,10 +1,13 @@
-"""Helpers shared by the HIL tests: serve virtual boards in-process, drive esptool in-process."""
+"""Helpers shared by the HIL tests: serve virtual boards in-process, drive esptool in-process, wait for a
+board's serial log."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,3 +43,19 @@ def flash_files(build: Path) -> list[str]:
     for offset, rel in sorted(args["flash_files"].items(), key=lambda kv: int(kv[0], 16)):
         files += [offset, str(build / rel)]
     return [*files, *args["write_flash_args"]]
+
+
+def wait_serial(board: VirtualBoard, pattern: str, *, after: int = 0, timeout: float = 30) -> re.Match[bytes]:
+    """The first match of the regex ``pattern`` in ``board``'s serial log past byte ``after``, polled until
+    ``timeout`` seconds; the match's ``.string`` is the log as it was then. Fails with the log's tail."""
+    regex = re.compile(pattern.encode())
+    deadline = time.monotonic() + timeout
+    while True:
+        log = bytes(board.serial_log)
+        found = regex.search(log, after)
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            tail = log[-3000:].decode(errors="replace")
+            raise AssertionError(f"{pattern!r} not seen within {timeout} s; serial log tail:\n{tail}")
+        time.sleep(0.05)

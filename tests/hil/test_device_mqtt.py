@@ -7,12 +7,11 @@ expected transcript content follows specs/device-protocol.md §7.
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
 import pytest
-from hilutil import flash_files, run_esptool
+from hilutil import flash_files, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
@@ -23,21 +22,6 @@ SCENARIO = {"devices": {"default": {
     "turns": [{"stt": "what time is it", "audio": "tone", "after_audio_s": 0.3, "sentences": ["Noon."]}],
     "mcp": {"calls": [{"name": "self.audio_speaker.set_volume", "arguments": {"volume": 33}}]},
 }}}
-
-
-def wait_line(board: object, pattern: str, timeout: float = 15, after: int = 0) -> re.Match[bytes]:
-    """The first match of ``pattern`` in the serial log past byte ``after``."""
-    regex = re.compile(pattern.encode())
-    deadline = time.monotonic() + timeout
-    while True:
-        log = bytes(board.serial_log)  # type: ignore[attr-defined]
-        found = regex.search(log, after)
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            tail = log[-2500:].decode(errors="replace")
-            raise AssertionError(f"{pattern!r} not seen within {timeout} s; serial log tail:\n{tail}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -60,20 +44,20 @@ def board(mqtt_server: ServerThread, s3_build: Path):  # type: ignore[no-untyped
 def test_board_completes_a_dialogue_over_mqtt_and_udp(mqtt_server: ServerThread, board, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     b = board.board
     # MQTT connects at start, before activation is done, not at the first conversation
-    connected = wait_line(b, r"MQTT: Connected to endpoint")
-    done = wait_line(b, r"State: activating -> idle")
+    connected = wait_serial(b, r"MQTT: Connected to endpoint")
+    done = wait_serial(b, r"State: activating -> idle")
     assert connected.start() < done.start()
     assert b"only the WebSocket transport is emulated" not in bytes(b.serial_log)
     b.uart_rx(b"listen\n")
-    wait_line(b, r"MQTT: Session ID: [A-Za-z0-9-]+")
-    wait_line(b, r"Application: >> what time is it")
-    wait_line(b, r"Application: << Noon\.")
-    played = wait_line(b, r"played (\d+) downlink frames")
+    wait_serial(b, r"MQTT: Session ID: [A-Za-z0-9-]+")
+    wait_serial(b, r"Application: >> what time is it")
+    wait_serial(b, r"Application: << Noon\.")
+    played = wait_serial(b, r"played (\d+) downlink frames")
     assert int(played.group(1)) > 0
-    wait_line(b, r"AudioCodec: Set output volume to 33\b")
+    wait_serial(b, r"AudioCodec: Set output volume to 33\b")
     mqtt_server.wait_for(board.mac, type="mcp_done", timeout=10)
     b.uart_rx(b"close\n")
-    wait_line(b, r"MQTT: Closing audio channel, send_goodbye: 1")
+    wait_serial(b, r"MQTT: Closing audio channel, send_goodbye: 1")
     mqtt_server.wait_for(board.mac, type="goodbye", direction="rx", timeout=5)
     records = mqtt_server.transcript(board.mac)
     ota = next(r for r in records if r["type"] == "ota" and r["dir"] == "tx")
@@ -100,35 +84,35 @@ def test_board_completes_a_dialogue_over_mqtt_and_udp(mqtt_server: ServerThread,
 
 def test_server_goodbye_closes_the_channel_without_a_reply(mqtt_server: ServerThread, board) -> None:  # type: ignore[no-untyped-def]
     b = board.board
-    wait_line(b, r"State: activating -> idle")
+    wait_serial(b, r"State: activating -> idle")
     b.uart_rx(b"listen\n")
-    sid = wait_line(b, r"MQTT: Session ID: ([A-Za-z0-9-]+)").group(1).decode()
-    wait_line(b, r"State: connecting -> listening")
+    sid = wait_serial(b, r"MQTT: Session ID: ([A-Za-z0-9-]+)").group(1).decode()
+    wait_serial(b, r"State: connecting -> listening")
     assert mqtt_server.drop_connections() >= 1  # the MQTT session ends with the server's goodbye
-    wait_line(b, rf"MQTT: Received goodbye message, session_id: {sid}")
-    wait_line(b, r"MQTT: Closing audio channel, send_goodbye: 0")
-    wait_line(b, r"State: \w+ -> idle")
+    wait_serial(b, rf"MQTT: Received goodbye message, session_id: {sid}")
+    wait_serial(b, r"MQTT: Closing audio channel, send_goodbye: 0")
+    wait_serial(b, r"State: \w+ -> idle")
     time.sleep(0.3)
     assert not [r for r in mqtt_server.transcript(board.mac) if r["type"] == "goodbye" and r["dir"] == "rx"]
     b.uart_rx(b"listen\n")  # a new channel: a new hello, a new session id
-    second = wait_line(b, r"MQTT: Session ID: ([A-Za-z0-9-]+)", after=len(bytes(b.serial_log)) - 1).group(1).decode()
+    second = wait_serial(b, r"MQTT: Session ID: ([A-Za-z0-9-]+)", after=len(bytes(b.serial_log)) - 1).group(1).decode()
     assert second != sid
 
 
 def test_broker_down_at_start_then_reconnect(mqtt_server: ServerThread, board) -> None:  # type: ignore[no-untyped-def]
     b = board.board
-    wait_line(b, r"State: activating -> idle")
+    wait_serial(b, r"State: activating -> idle")
     broker = mqtt_server.server.broker
     broker.kill()
-    wait_line(b, r"MQTT disconnected, schedule reconnect in 1 seconds")
+    wait_serial(b, r"MQTT disconnected, schedule reconnect in 1 seconds")
     mark = len(bytes(b.serial_log))
     b.uart_rx(b"reboot\n")
     # at boot the broker is down: connecting fails, the reconnect timer starts, activation still completes
-    wait_line(b, r"MQTT: Failed to connect to endpoint, code=", after=mark)
-    wait_line(b, r"MQTT disconnected, schedule reconnect in 1 seconds", after=mark)
-    wait_line(b, r"State: activating -> idle", after=mark)
-    wait_line(b, r"MQTT: Reconnecting to MQTT server", after=mark)
+    wait_serial(b, r"MQTT: Failed to connect to endpoint, code=", after=mark)
+    wait_serial(b, r"MQTT disconnected, schedule reconnect in 1 seconds", after=mark)
+    wait_serial(b, r"State: activating -> idle", after=mark)
+    wait_serial(b, r"MQTT: Reconnecting to MQTT server", after=mark)
     broker.restart()
-    ok = wait_line(b, r"MQTT: Connected to endpoint", after=mark, timeout=20)
+    ok = wait_serial(b, r"MQTT: Connected to endpoint", after=mark, timeout=20)
     b.uart_rx(b"listen\n")
-    wait_line(b, r"Application: << Noon\.", after=ok.end(), timeout=20)
+    wait_serial(b, r"Application: << Noon\.", after=ok.end(), timeout=20)

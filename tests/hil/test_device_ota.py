@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
-from hilutil import flash_files, run_esptool
+from hilutil import flash_files, run_esptool, wait_serial
 from imagefactory import make_build
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
 from hil.vboard import otadata
-
-
-def wait_log(board: object, text: bytes, timeout: float = 15) -> bytes:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        log = bytes(board.serial_log)  # type: ignore[attr-defined]
-        if text in log:
-            return log
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} not seen; serial log tail:\n{bytes(board.serial_log)[-2500:].decode(errors='replace')}")  # type: ignore[attr-defined]
 
 
 def test_firmware_upgrade_switches_slot_and_is_marked_valid(tmp_path: Path) -> None:
@@ -36,7 +25,7 @@ def test_firmware_upgrade_switches_slot_and_is_marked_valid(tmp_path: Path) -> N
         try:
             board = handle.board
             run_esptool("--port", handle.url, "write-flash", *flash_files(old))
-            log = wait_log(board, b"Marking firmware as valid")
+            log = wait_serial(board, "Marking firmware as valid").string
             assert log.index(b"New version available: 2.0.4") < log.index(b"Writing to partition ota_1 at offset 0x410000")
             assert b"State: activating -> upgrading" in log
             after = log.split(b"Firmware upgrade successful, rebooting...")[1]

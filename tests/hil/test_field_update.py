@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hilutil import flash_files, run_esptool
+from hilutil import flash_files, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
@@ -48,20 +48,6 @@ ENTRY = struct.Struct("<I20sII")  # esp_ota_select_entry_t
 def idf_entries(raw: bytes) -> list[tuple[int, bytes, int, int]]:
     """Both otadata copies as (ota_seq, seq_label, ota_state, crc), per esp_flash_partitions.h."""
     return [ENTRY.unpack_from(raw, copy * 0x1000) for copy in (0, 1)]
-
-
-def wait_for(board: object, pattern: str, after: int = 0, timeout: float = 30) -> re.Match[bytes]:
-    regex = re.compile(pattern.encode())
-    deadline = time.monotonic() + timeout
-    while True:
-        log = bytes(board.serial_log)  # type: ignore[attr-defined]
-        found = regex.search(log, after)
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{pattern!r} not seen within {timeout} s; serial log tail:\n"
-                                 f"{log[-3000:].decode(errors='replace')}")
-        time.sleep(0.05)
 
 
 def _build(project: Path, out: Path, cache: Path, env: dict[str, str]) -> None:
@@ -155,18 +141,18 @@ def test_upgrade_n_to_next_and_a_confirmed_release_survives_a_crash(chip: str, r
         t0 = time.monotonic()
         handle = _board(lab, srv, chip, releases["n"], f"up-{chip}")
         board, mac = handle.board, handle.mac  # type: ignore[attr-defined]
-        wait_for(board, rf"App version:      {re.escape(n)}\b")
-        wait_for(board, rf"Ota: New version available: {re.escape(nxt)}\b")
-        wait_for(board, r"Ota: Writing to partition ota_1 at offset 0x410000")
-        start = wait_for(board, rf"App version:      {re.escape(nxt)}\b")
+        wait_serial(board, rf"App version:      {re.escape(n)}\b")
+        wait_serial(board, rf"Ota: New version available: {re.escape(nxt)}\b")
+        wait_serial(board, r"Ota: Writing to partition ota_1 at offset 0x410000")
+        start = wait_serial(board, rf"App version:      {re.escape(nxt)}\b")
         # the descriptor the board booted, as esptool (not our parser) reads it from N+1's app
         ref = esptool_app_info(chip, releases["next"] / VARIANTS[chip] / "xiaozhi.bin")
         banner = bytes(board.serial_log)[start.start() - 200:start.end() + 400].decode(errors="replace")
         for key, label in (("Project name", "Project name:     "), ("ESP-IDF", "ESP-IDF:          ")):
             assert f"{label}{ref[key]}" in banner, (key, ref[key], banner)
         assert ref["App version"] == nxt
-        wait_for(board, r"Ota: Running partition: ota_1", after=start.end())
-        valid = wait_for(board, r"Ota: Marking firmware as valid", after=start.end())
+        wait_serial(board, r"Ota: Running partition: ota_1", after=start.end())
+        valid = wait_serial(board, r"Ota: Marking firmware as valid", after=start.end())
         deadline = time.monotonic() + 10
         while _reported_versions(srv, mac)[-1:] != [nxt] and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -184,9 +170,9 @@ def test_upgrade_n_to_next_and_a_confirmed_release_survives_a_crash(chip: str, r
         assert idf_entries(board.flash.read(OTADATA_AT, 0x2000))[1][0] == 0xFFFFFFFF  # the other copy untouched
         # confirmed, then a crash: the bootloader keeps N+1 (rollback only applies to an unconfirmed slot)
         board.uart_rx(b"crash\n")
-        again = wait_for(board, r"App version:      ([\w.+-]+)", after=valid.end())
+        again = wait_serial(board, r"App version:      ([\w.+-]+)", after=valid.end())
         assert again.group(1).decode() == nxt
-        wait_for(board, r"Ota: Current is the latest version", after=again.end())
+        wait_serial(board, r"Ota: Current is the latest version", after=again.end())
         deadline = time.monotonic() + 10
         while len(_reported_versions(srv, mac)) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -204,12 +190,12 @@ def test_an_unconfirmed_next_release_is_rolled_back(chip: str, releases: dict[st
         t0 = time.monotonic()
         handle = _board(lab, srv, chip, releases["n"], f"rb-{chip}")
         board, mac = handle.board, handle.mac  # type: ignore[attr-defined]
-        wait_for(board, r"Ota: Writing to partition ota_1")
-        booted = wait_for(board, rf"App version:      {re.escape(bad)}\b")
-        crash = wait_for(board, r"abort\(\) was called", after=booted.end())
+        wait_serial(board, r"Ota: Writing to partition ota_1")
+        booted = wait_serial(board, rf"App version:      {re.escape(bad)}\b")
+        crash = wait_serial(board, r"abort\(\) was called", after=booted.end())
         assert b"Marking firmware as valid" not in bytes(board.serial_log)[booted.end():crash.start()]
-        back = wait_for(board, rf"App version:      {re.escape(n)}\b", after=crash.end())
-        wait_for(board, r"State: activating -> idle", after=back.end())
+        back = wait_serial(board, rf"App version:      {re.escape(n)}\b", after=crash.end())
+        wait_serial(board, r"State: activating -> idle", after=back.end())
         deadline = time.monotonic() + 10
         while len(_reported_versions(srv, mac)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -243,7 +229,7 @@ def test_idf_written_otadata_selects_the_slot_the_board_boots(releases: dict[str
             mark = len(bytes(board.serial_log))
             run_esptool("--port", handle.url, "write-flash", "0x410000", str(new_app),  # type: ignore[attr-defined]
                         f"0x{OTADATA_AT:x}", str(IDF_OTADATA / name))
-            got = wait_for(board, r"App version:      ([\w.+-]+)", after=mark)
+            got = wait_serial(board, r"App version:      ([\w.+-]+)", after=mark)
             assert got.group(1).decode() == version, name
 
 
@@ -337,8 +323,8 @@ def test_device_refuses_an_image_it_cannot_run(releases: dict[str, Path], tmp_pa
             image.write_bytes(data)
             if mark:
                 board.uart_rx(b"reboot\n")
-            got = wait_for(board, line, after=mark)
-            wait_for(board, r"State: activating -> idle", after=got.end())
+            got = wait_serial(board, line, after=mark)
+            wait_serial(board, r"State: activating -> idle", after=got.end())
             log = bytes(board.serial_log)[mark:]
             assert b"Firmware upgrade successful" not in log, why
             assert idf_entries(board.flash.read(OTADATA_AT, 0x2000)) == [(0xFFFFFFFF, b"\xff" * 20, UNDEFINED,

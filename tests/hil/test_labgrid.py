@@ -347,13 +347,23 @@ def test_boards_scan_and_busy_places(coordinator: tuple[str, Path], builds: tupl
 
 
 def test_serial_package_is_pyserials_after_install() -> None:
-    """`make install` reinstalls pyserial 3.5 after labgrid's pyserial-labgrid (same serial/ package)."""
-    from importlib.metadata import version
+    """labgrid's requirement pyserial-labgrid would install its own serial/ over pyserial 3.5's; `make install`
+    has pyserial 3.5 own it (packaging/pyserial-labgrid): every serial/ file as pyserial 3.5's RECORD says."""
+    import base64
+    import hashlib
+    from importlib.metadata import files, version
 
     import serial
 
     assert version("labgrid") == "26.0.1" and version("pyserial-labgrid")
     assert serial.__version__ == "3.5", "serial/ is pyserial-labgrid's: run `make install` (see the Makefile)"
+    changed = []
+    for entry in files("pyserial") or []:
+        if str(entry).startswith("serial/") and entry.hash is not None:
+            digest = hashlib.sha256(Path(str(entry.locate())).read_bytes()).digest()
+            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != entry.hash.value:
+                changed.append(str(entry))
+    assert changed == [], "serial/ files not pyserial 3.5's: run `make install` (see the Makefile)"
 
 
 @pytest.mark.parametrize("command", [["boards"], ["scan"], ["run", "--build", "BUILD"]])

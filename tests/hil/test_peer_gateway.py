@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hilutil import flash_files, run_esptool
-from test_device_mqtt import wait_line
+from hilutil import flash_files, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
@@ -107,17 +106,17 @@ def test_board_behind_the_authors_gateway(server: tuple[ServerThread, int], gate
     try:
         run_esptool("--port", handle.url, "write-flash", *flash_files(s3_build))
         b = handle.board
-        wait_line(b, r"MQTT: Connected to endpoint")
-        wait_line(b, r"State: activating -> idle")
+        wait_serial(b, r"MQTT: Connected to endpoint")
+        wait_serial(b, r"State: activating -> idle")
         added = [m[0].decode() for m in re.findall(rb"MCP: Add tool: ([\w.]+)( \[user\])?", bytes(b.serial_log))
                  if not m[1]]  # user-only tools are listed only with withUserTools, which the gateway never asks
         b.uart_rx(b"listen\n")
-        wait_line(b, r"MQTT: Session ID: [A-Za-z0-9-]+")
-        wait_line(b, r"Application: >> what time is it")
-        wait_line(b, r"Application: << Noon\.")
-        played = wait_line(b, r"played (\d+) downlink frames")
+        wait_serial(b, r"MQTT: Session ID: [A-Za-z0-9-]+")
+        wait_serial(b, r"Application: >> what time is it")
+        wait_serial(b, r"Application: << Noon\.")
+        played = wait_serial(b, r"played (\d+) downlink frames")
         assert int(played.group(1)) > 0
-        wait_line(b, r"AudioCodec: Set output volume to 33\b")
+        wait_serial(b, r"AudioCodec: Set output volume to 33\b")
         srv.wait_for(MAC, type="mcp_done", timeout=10)
         summary = srv.summary(MAC)
         # the tool list the gateway cached right after the MQTT connect, while the board had no audio channel

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hilutil import flash_files, run_esptool
-from test_device_mqtt import wait_line
+from hilutil import flash_files, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
@@ -66,9 +65,9 @@ def test_stackchan_gateway_relays_the_boards_tools(s3_build: Path, tmp_path: Pat
                     async with stdio_client(params, errlog=errlog) as (read, write), \
                             ClientSession(read, write) as client:
                         await client.initialize()
-                        await asyncio.to_thread(wait_line, board, r"State: activating -> idle")
+                        await asyncio.to_thread(wait_serial, board, r"State: activating -> idle")
                         board.uart_rx(b"listen\n")  # the firmware opens its WebSocket when a chat starts
-                        await asyncio.to_thread(wait_line, board, r"WS: Session ID: [A-Za-z0-9-]+")
+                        await asyncio.to_thread(wait_serial, board, r"WS: Session ID: [A-Za-z0-9-]+")
                         deadline = time.monotonic() + 20
                         status: dict[str, Any] = {}
                         while time.monotonic() < deadline:
@@ -89,7 +88,7 @@ def test_stackchan_gateway_relays_the_boards_tools(s3_build: Path, tmp_path: Pat
             assert added and out["status"]["device_id"] == MAC and out["status"]["tools"] == added
             assert {"get_status", "set_volume", "get_device_info"} <= set(out["listed"])
             assert not out["volume"].isError, _text(out["volume"])
-            wait_line(board, r"AudioCodec: Set output volume to 21\b")
+            wait_serial(board, r"AudioCodec: Set output volume to 21\b")
             assert not out["info"].isError, _text(out["info"])
             info = json.loads(_text(out["info"]))
             assert info["audio_speaker"]["volume"] == 21  # the board's own self.get_device_status answer

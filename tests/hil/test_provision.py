@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hilutil import flash_files, run_esptool
+from hilutil import flash_files, run_esptool, wait_serial
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from imagefactory import make_build
@@ -175,7 +175,7 @@ def test_provisioned_board_goes_to_the_provisioned_server(tmp_path: Path) -> Non
         handle = spawn(VirtualSpec("prov", ota_url=built_in.ota_url))
         try:
             run_esptool("--port", handle.url, "write-flash", *flash_files(build))
-            assert b"Connected to WiFi: xzbuild-lab" in _wait(handle.board, b"Activation done")
+            assert b"Connected to WiFi: xzbuild-lab" in wait_serial(handle.board, "Activation done").string
             assert built_in.transcript(handle.mac), "the unprovisioned board should use its built-in server"
             handle.board.serial_log.clear()
             table = build / "partition_table" / "partition-table.bin"
@@ -184,19 +184,9 @@ def test_provisioned_board_goes_to_the_provisioned_server(tmp_path: Path) -> Non
             assert main(["provision", "unused", "--table", str(table), "--ota-url", mine.ota_url, "--wifi",
                          "my-home:pw12345678", "--port", handle.url, "-o", str(tmp_path / "nvs.bin")]) == 0
             assert handle.board.flash.read(0x9000, 0x4000) == (tmp_path / "nvs.bin").read_bytes()
-            log = _wait(handle.board, b"Activation done")
+            log = wait_serial(handle.board, "Activation done").string
             assert b"Connected to WiFi: my-home" in log and b"App version:      2.0.7" in log
             assert mine.transcript(handle.mac), "the provisioned server was never contacted"
         finally:
             handle.close()
 
-
-def _wait(board: object, text: bytes, timeout: float = 20) -> bytes:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        log = bytes(board.serial_log)  # type: ignore[attr-defined]
-        if text in log:
-            return log
-        time.sleep(0.05)
-    tail = bytes(board.serial_log)[-2500:].decode(errors="replace")  # type: ignore[attr-defined]
-    raise AssertionError(f"{text!r} not seen; serial log tail:\n{tail}")

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from xzbuild.cli.hil_run import run_cmd
+
 LAB_HELP = "lab inventory (lab.yaml)"
 
 
@@ -270,10 +272,5 @@ def unlock_cmd(board: str, lab: str, force: bool) -> None:
     click.echo(f"unlocked {board}")
 
 
-def _register_run() -> None:
-    # `hil run` lives in its own module to keep this one small; importing it adds the subcommand.
-    import xzbuild.cli.hil_run  # noqa: F401
-
-
-_register_run()
+hil.add_command(run_cmd)  # `hil run` lives in its own module to keep this one small
 COMMANDS = [hil]

@@ -1,4 +1,7 @@
-"""`xzbuild hil run`: flash every matching board with its variant's artifacts and run the HIL suite."""
+"""`xzbuild hil run`: flash every matching board with its variant's artifacts and run the HIL suite.
+
+A command of its own module to keep `cli/hil.py` small; that module adds it to the `hil` group.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +13,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from xzbuild.cli.hil import hil
-
 if TYPE_CHECKING:
     from hil.lab.runner import BoardResult
 
 
-@hil.command("run", context_settings={"ignore_unknown_options": True})
+@click.command("run", context_settings={"ignore_unknown_options": True})
 @click.option("--lab", default=None, help="lab inventory (lab.yaml); boards are paired by the variant they carry")
 @click.option("--virtual", "virtual", type=click.IntRange(0, 32), default=0,
               help="spawn N virtual boards instead of a lab")

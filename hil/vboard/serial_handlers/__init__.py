@@ -1,1 +1,1 @@
-"""pyserial URL handlers registered by :func:`hil.vboard.fastserial.install`."""
+"""pyserial URL handlers registered by :func:`hil.vboard.fastserial.mark_virtual`."""

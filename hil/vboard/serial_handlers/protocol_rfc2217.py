@@ -1,5 +1,5 @@
-"""``rfc2217://`` handler: pyserial's RFC2217 client with the in-process speed fixes."""
+"""``rfc2217://`` handler: the fast client for a virtual board's port, pyserial's own for every other."""
 
-from hil.vboard.fastserial import FastRFC2217Serial as Serial
+from hil.vboard.fastserial import serial_class_for_url
 
-__all__ = ["Serial"]
+__all__ = ["serial_class_for_url"]
