@@ -164,10 +164,6 @@ class Board:
             return Location(str(self.path))
         return self.doc.location(dotted_key)
 
-    def kconfig_entry(self, symbol: str) -> KconfigEntry | None:
-        """The entry for ``symbol`` (without ``CONFIG_``) if this board owns it."""
-        return next((k for k in self.kconfig if k.symbol == symbol), None)
-
 
 @dataclass
 class DisplayModelChoice:

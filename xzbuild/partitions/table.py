@@ -13,7 +13,7 @@ import os
 import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from xzbuild.core.errors import Location, UserError, UserErrors
@@ -150,10 +150,6 @@ class PartitionTable:
                 Location(self.source),
             )
         return data + b"\xff" * (MAX_TABLE_BYTES - len(data))
-
-    def replace_source(self, source: str) -> PartitionTable:
-        """The same table attributed to another file name (for messages)."""
-        return replace(self, source=source)
 
 
 def _keyword(value: int, keywords: Mapping[str, int]) -> str:
