@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from xzbuild.matrix.entries import MatrixEntry
 
 if TYPE_CHECKING:
-    from xzbuild.matrix.select import ContentSource
+    from xzbuild.matrix.content import ContentSource
 
 _EXPLICIT = re.compile(r"^(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)=y$")
 _GUARD = re.compile(r"^\s*(?:else)?if\s*\(\s*(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)\s*\)", re.IGNORECASE)
