@@ -83,7 +83,8 @@ _REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
 
 
 def _skip_escape(pattern: str, i: int) -> tuple[int, str | None]:
-    """Index after the escape that starts at ``pattern[i]`` (a backslash) and the literal it stands for (None: not read as one)."""
+    """Index after the escape that starts at ``pattern[i]`` (a backslash), and the literal it stands for (None:
+    not read as one)."""
     escaped = pattern[i + 1 : i + 2]
     if not escaped.isalnum():
         return i + 2, escaped
