@@ -20,6 +20,19 @@ LITERALS = [
     (r"Foo|Bar", None),  # top-level alternation: neither is required
     (r"(?i)button", None),  # case-insensitive
     (r"\d+", None),
+    (r"x\.y\\z", "x.y\\z"),  # an escaped punctuation character is itself
+    (r"ab\x41cd\u0041efg", "efg"),  # the digits of \x41, \u0041 are not literals
+    (r"(x)ab\101cde\1", "cde"),  # an octal escape or a backreference ends the run, digits and all
+    (r"\N{DIGIT ONE}23", "23"),
+    (r"tab\there", "tab\there"),  # \t is the one character
+    (r"[]a|]bc", "bc"),  # a class, even with ] and | inside, is not a literal (nor an alternation)
+    (r"(a|b)cd(?:e[)]f)+", "cd"),  # a group is skipped whole, its alternation is its own
+    (r"abc{2}de", "ab"),  # a counted repeat takes its character out
+    (r"ab{1,}?cd", "cd"),
+    (r"a{bc", "a{bc"),  # `{` that is no repeat is a literal
+    (r"^ab.$", "ab"),
+    (r"(?x) a b c", None),  # verbose: spaces are not literals
+    (r"\bfoo(?=bar)baz", "foo"),
 ]
 
 
@@ -31,6 +44,35 @@ def test_required_literal(pattern: str, literal: str | None) -> None:
 _PATTERNS = [p for p, _ in LITERALS] + [r.pattern for part in load_path_map().parts for r in part.used_by]
 _WORDS = ["Es8311AudioCodec", "LcdDisplay", "lcd_display.h", "Foo", "Bar", "BUTTON", "Button", "_", " ", "\n",
           "ab", "bcd", "x", "9", "NoAudioCodecX", "SpiLcdDisplay"]
+
+
+# Pieces of regexes the reader must not misread: repeats, classes, groups, escapes of every kind. (Anchors,
+# `\b` and lookarounds are in the table above: at random they mostly make patterns nothing matches.)
+_PIECES = ["a", "b", "c", "ab", "abc", "\\.", "\\\\", "\\n", "\\w", "\\d", "\\x61", "\\141", ".", "[ab]", "[^a]",
+           "[]a]", "(ab|c)", "(?:b)", "(a)\\1", "*", "+", "?", "{2}", "{1,3}", "{,2}", "*?", "{"]
+
+
+def _compiles(text: str) -> bool:
+    try:
+        re.compile(text)
+    except re.error:
+        return False
+    return True
+
+
+# A regex from the pieces, with a top-level `|` now and then.
+_REGEXES = st.builds(lambda pieces, tail: "".join(pieces) + tail,
+                     st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8),
+                     st.sampled_from(["", "", "", "|a", "|bc"])).filter(_compiles)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=_REGEXES, data=st.data())
+def test_required_literal_is_in_every_match(pattern: str, data: st.DataObject) -> None:
+    literal = required_literal(re.compile(pattern))
+    for _ in range(5):
+        match = data.draw(st.from_regex(pattern, fullmatch=True))
+        assert literal is None or literal in match, (pattern, literal, match)
 
 
 @settings(max_examples=400, deadline=None)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from xzbuild.model import BoardSet, load_boards
+from xzbuild.model.validate import offered_build_options
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +56,11 @@ def test_idf_gating(board_set: BoardSet) -> None:
 
 
 def test_offered_build_options_follow_upstream_counts(board_set: BoardSet) -> None:
-    every = Counter(k for v in board_set.variants() for k in board_set.offered_build_options(v))
+    every = Counter(k for v in board_set.variants() for k in offered_build_options(board_set, v))
     assert every == {"display_style": 152, "multiline_chat": 152, "wifi_provisioning": 145, "camera_hmirror": 52,
                      "camera_vflip": 52, "aec_mode": 44, "display_model": 13}
     at_602 = Counter(k for v in board_set.variants() if v.supports_idf("6.0.2")
-                     for k in board_set.offered_build_options(v))
+                     for k in offered_build_options(board_set, v))
     assert (at_602["display_style"], at_602["wifi_provisioning"], at_602["camera_hmirror"]) == (150, 143, 51)
     box = board_set.variant("esp-box-3")
-    assert board_set.offered_build_options(box)["display_style"] == ["default", "wechat", "emote"]
+    assert offered_build_options(board_set, box)["display_style"] == ["default", "wechat", "emote"]

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from xzbuild.model import Board
 
 
 @dataclass(frozen=True)
@@ -142,13 +138,6 @@ def class_name(board_dir: str) -> str:
     words = [w for w in re.split(r"[^0-9A-Za-z]+", board_dir) if w]
     name = "".join(w[:1].upper() + w[1:] for w in words) + "Board"
     return name if name[0].isalpha() else "Board" + name
-
-
-def source_context(board: Board) -> dict[str, Any]:
-    """Template context for a board's archetype source."""
-    from xzbuild.codegen.plan import _board_file
-
-    return {"class_name": class_name(board.dir), "archetype": board.sources, "source": _board_file(board)}
 
 
 def macro_text(question: Question, answer: str) -> str:

@@ -165,7 +165,7 @@ def archetype_source_name(board: Board) -> str:
 
 def archetype_source_text(board: Board) -> str:
     """Render the board's archetype template (``templates/archetypes/<name>.cc.j2``)."""
-    from xzbuild.codegen.archetypes import source_context
+    from xzbuild.codegen.archetypes import class_name
 
     template = f"archetypes/{board.sources}.cc.j2"
     if not template_exists(template):
@@ -173,7 +173,7 @@ def archetype_source_text(board: Board) -> str:
             f"sources: unknown archetype {board.sources!r}; use 'custom' or one of `xzbuild boards new --list`",
             board.location("sources"),
         )
-    return render(template, **source_context(board))
+    return render(template, class_name=class_name(board.dir), archetype=board.sources, source=_board_file(board))
 
 
 def _read(root: Path | None, rel: str) -> str | None:

@@ -53,11 +53,21 @@ class MatrixEntry:
 
     def to_upstream_record(self) -> dict[str, Any]:
         """The record upstream's ``build.py --list-boards --json`` prints for this variant (same keys, order)."""
-        from xzbuild.matrix.upstream_record import upstream_record
+        from xzbuild.matrix.upstream_record import build_option_definitions
 
         if self.variant is None or self.firmware is None:
             raise ValueError(f"{self.full_name}: entry has no model variant to derive the record from")
-        return upstream_record(self, self.variant, self.firmware)
+        return {
+            "board": self.board,
+            "name": self.name,
+            "full_name": self.full_name,
+            "type": self.type,
+            "target": self.target,
+            "config": self.config,
+            "display_name": self.display_name,
+            "wake_word_supported": bool(self.variant.wake_word_supported),
+            "build_options": build_option_definitions(self.variant, self.firmware),
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The upstream record plus xzbuild's extra keys (IDF version, status, reason, preview)."""

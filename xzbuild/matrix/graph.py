@@ -73,31 +73,106 @@ class Part:
         return not self.used_by or any(_found(p, source_text) for p in self.used_by)
 
 
+# Escapes that stand for one literal character. Other letter and digit escapes (`\b`, `\w`, `\x41`, a
+# backreference) are not read as literals; an escaped punctuation character is itself.
+_CHAR_ESCAPES = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ESCAPE_ARGUMENT = {"x": re.compile(r"[0-9A-Fa-f]{0,2}"), "u": re.compile(r"[0-9A-Fa-f]{0,4}"),
+                    "U": re.compile(r"[0-9A-Fa-f]{0,8}"), "N": re.compile(r"(?:\{[^}]*\})?")}
+_DIGITS = re.compile(r"[0-9]*")
+_REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
+
+
+def _skip_escape(pattern: str, i: int) -> tuple[int, str | None]:
+    """Index after the escape that starts at ``pattern[i]`` (a backslash), and the literal it stands for (None:
+    not read as one)."""
+    escaped = pattern[i + 1 : i + 2]
+    if not escaped.isalnum():
+        return i + 2, escaped
+    argument = _DIGITS if escaped.isdigit() else _ESCAPE_ARGUMENT.get(escaped)
+    found = argument.match(pattern, i + 2) if argument else None
+    return (found.end() if found else i + 2), _CHAR_ESCAPES.get(escaped)
+
+
+def _skip_class(pattern: str, i: int) -> int:
+    """Index after the character class that opens at ``pattern[i] == "["``."""
+    i += 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):  # a leading ] is a member
+        i += 1
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
+
+
+def _skip_group(pattern: str, i: int) -> int:
+    """Index after the group that opens at ``pattern[i] == "("`` (escapes and classes inside it skipped)."""
+    depth = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+        elif char == "[":
+            i = _skip_class(pattern, i)
+        else:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            i += 1
+            if depth == 0:
+                break
+    return i
+
+
+def _literal_runs(pattern: str) -> list[str] | None:
+    r"""The runs of consecutive literal characters in a regex's top-level sequence; None when it has a
+    top-level alternation (then no run is required).
+
+    A small reader of `re`'s syntax, sound rather than complete: a character counts only when it is surely a
+    literal every match contains, in this order. Whatever it does not read as a literal (a group, a class,
+    `\b`, `.`, an anchor) ends the run, and a repeat (`*`, `+`, `?`, `{m,n}`) also takes its character out
+    of the run: that character may be absent, or followed by more of itself.
+    """
+    runs: list[str] = []
+    run = ""
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        literal: str | None = None
+        if char == "|":
+            return None
+        if char == "\\":
+            i, literal = _skip_escape(pattern, i)
+        elif char == "[":
+            i = _skip_class(pattern, i)
+        elif char == "(":
+            i = _skip_group(pattern, i)
+        elif repeat := _REPEAT.match(pattern, i) if char == "{" else None:
+            run, i = run[:-1], repeat.end()
+        elif char in "*+?":
+            run, i = run[:-1], i + 1
+        elif char in ".^$":
+            i += 1
+        else:
+            literal, i = char, i + 1
+        if literal is None:
+            runs.append(run)
+            run = ""
+        else:
+            run += literal
+    return [*runs, run]
+
+
 @lru_cache(maxsize=512)
 def required_literal(pattern: re.Pattern[str]) -> str | None:
     """The longest text every match of `pattern` contains (None when it cannot be told).
 
     Only consecutive literals of the top-level sequence count: each item there must match, in order, so such a
-    run is part of every match. Patterns with alternations at top level, or case-insensitive ones, give None.
+    run is part of every match. Patterns with alternations at top level, case-insensitive or verbose ones give
+    None.
     """
-    if pattern.flags & re.IGNORECASE:
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE):
         return None
-    try:
-        import importlib
-
-        _parser = importlib.import_module("re._parser")  # the stdlib's own regex parser: the rule follows `re`
-        items = list(_parser.parse(pattern.pattern, pattern.flags))
-        literal = _parser.LITERAL
-    except Exception:  # noqa: BLE001 - an interpreter without that parser just skips the shortcut
-        return None
-    best = run = ""
-    for op, arg in items:
-        if op is literal:
-            run += chr(arg)
-            continue
-        best, run = max(best, run, key=len), ""
-    best = max(best, run, key=len)
-    return best or None
+    runs = _literal_runs(pattern.pattern)
+    return (max(runs, key=len) or None) if runs is not None else None
 
 
 def _found(pattern: re.Pattern[str], text: str) -> bool:

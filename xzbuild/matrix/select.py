@@ -26,11 +26,11 @@ import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import UserError
 from xzbuild.matrix.cmake_gates import Gate, release_config, source_gate, union
+from xzbuild.matrix.content import ContentSource
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
 from xzbuild.matrix.graph import BoardGraph, matches
@@ -47,14 +47,6 @@ _COMPILED_SUFFIXES = (".c", ".cc", ".cpp")  # translation units; headers reach w
 _MANIFEST = "main/idf_component.yml"
 # xzbuild-repo paths that shape every generated firmware tree.
 _XZBUILD_GLOBAL = ["templates/**", "xzbuild/**", "pyproject.toml"]
-
-
-class ContentSource(Protocol):
-    """Old and new text of a changed file (None when the file does not exist on that side)."""
-
-    def old(self, path: str) -> str | None: ...
-
-    def new(self, path: str) -> str | None: ...
 
 
 @dataclass

@@ -161,9 +161,3 @@ def apply_shard(entries: Sequence[T], shard: str | ShardSpec | None, model: Cost
         return list(entries)
     spec = parse_shard(shard) if isinstance(shard, str) else shard
     return partition(entries, spec.count, model)[spec.index - 1]
-
-
-def shard_costs(shards: Sequence[Sequence[T]], model: CostModel | None = None) -> list[float]:
-    """Total estimated cost of each shard (for reports and the GitHub matrix)."""
-    model = model or CostModel()
-    return [sum(model.cost(e) for e in shard) for shard in shards]

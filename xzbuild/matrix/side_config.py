@@ -37,7 +37,7 @@ from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
 
 if TYPE_CHECKING:
-    from xzbuild.matrix.select import ContentSource
+    from xzbuild.matrix.content import ContentSource
 
 _EXPLICIT = re.compile(r"^(CONFIG_BOARD_TYPE_[A-Za-z0-9_]+)=y$")
 _GUARD = re.compile(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+")

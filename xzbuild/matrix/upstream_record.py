@@ -1,11 +1,11 @@
-"""Upstream-compatible `--list-boards --json` records (spec §10), derived from the board model."""
+"""The build options of upstream's `--list-boards --json` records (spec §10.3), derived from the board model;
+`MatrixEntry.to_upstream_record` puts them in the record."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from xzbuild.matrix.entries import MatrixEntry
     from xzbuild.model import FirmwareFacts, Variant
 
 # The firmware's `choice DISPLAY_STYLE`, in Kconfig order, and the build-option value of each entry.
@@ -97,18 +97,3 @@ def build_option_definitions(variant: Variant, firmware: FirmwareFacts) -> list[
         if key in by_key:  # the model validates keys and values when loading
             by_key[key]["default"] = value
     return options
-
-
-def upstream_record(entry: MatrixEntry, variant: Variant, firmware: FirmwareFacts) -> dict[str, Any]:
-    """The §10.1 record, keys in upstream's order."""
-    return {
-        "board": entry.board,
-        "name": entry.name,
-        "full_name": entry.full_name,
-        "type": entry.type,
-        "target": entry.target,
-        "config": entry.config,
-        "display_name": entry.display_name,
-        "wake_word_supported": bool(variant.wake_word_supported),
-        "build_options": build_option_definitions(variant, firmware),
-    }

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.check import Checker, describe
 from xzbuild.core.yamlmarks import MarkedDoc, join
-from xzbuild.model.naming import IDENT_RE, TARGETS
+from xzbuild.model.naming import TARGETS
 from xzbuild.model.types import (
     NETWORK_CLASSES,
     P4_REV_LESS_V3_LINES,
@@ -370,11 +370,6 @@ def _field_paths(ck: Checker, raw: list[Any], path: str) -> list[str]:
         else:
             out.append(text)
     return out
-
-
-def is_valid_ident(text: str) -> bool:
-    """``^[a-z0-9.-]+$`` (type and variant names)."""
-    return bool(IDENT_RE.fullmatch(text))
 
 
 def board_dir_for(root: Path, path: Path) -> str:

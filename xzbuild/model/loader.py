@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild.core.errors import Location, UserError, UserErrors
@@ -13,50 +11,10 @@ from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
 from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
 from xzbuild.model.naming import resolve_symbol
-from xzbuild.model.types import Board, FirmwareFacts, KconfigEntry, Variant
+from xzbuild.model.types import Board, BoardSet, FirmwareFacts, KconfigEntry, Variant
 
 # Directories under boards/ that hold other data (partition tables belong to the partitions work).
 SKIPPED_DIRS = {"partitions"}
-
-
-@dataclass
-class BoardSet:
-    """Every board file under ``root`` plus the firmware-global facts, already validated."""
-
-    root: Path
-    boards: list[Board]
-    firmware: FirmwareFacts
-    warnings: list[str] = field(default_factory=list)
-
-    def board(self, name: str) -> Board:
-        """The board whose dir is ``name``; a UserError with "did you mean" otherwise."""
-        for board in self.boards:
-            if board.dir == name:
-                return board
-        dirs = [b.dir for b in self.boards]
-        close = difflib.get_close_matches(name, dirs, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see board dirs"
-        raise UserError(f"unknown board '{name}'; {hint}")
-
-    def variants(self) -> list[Variant]:
-        """Every variant of every board, sorted by (board dir, name); P4/P4X pairs expanded; not IDF-filtered."""
-        return sorted((v for b in self.boards for v in b.variants), key=lambda v: (v.board.dir, v.name))
-
-    def offered_build_options(self, variant: Variant) -> dict[str, list[object]]:
-        """Build options upstream offers for ``variant`` (key → allowed values, e.g. the display styles)."""
-        from xzbuild.model.validate import offered_build_options
-
-        return offered_build_options(self, variant)
-
-    def variant(self, name: str) -> Variant:
-        """The variant called ``name`` (or whose full_name is ``name``)."""
-        for v in self.variants():
-            if name in (v.name, v.full_name):
-                return v
-        names = [v.name for v in self.variants()]
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see variants"
-        raise UserError(f"unknown variant '{name}'; {hint}")
 
 
 def board_files(root: Path) -> list[Path]:

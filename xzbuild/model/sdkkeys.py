@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 if TYPE_CHECKING:
-    from xzbuild.model.loader import BoardSet
+    from xzbuild.model.types import BoardSet
 
 SYMBOLS_FILE = Path(__file__).with_name("kconfig_symbols.yaml")
 

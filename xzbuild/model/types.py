@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,10 +164,6 @@ class Board:
             return Location(str(self.path))
         return self.doc.location(dotted_key)
 
-    def kconfig_entry(self, symbol: str) -> KconfigEntry | None:
-        """The entry for ``symbol`` (without ``CONFIG_``) if this board owns it."""
-        return next((k for k in self.kconfig if k.symbol == symbol), None)
-
 
 @dataclass
 class DisplayModelChoice:
@@ -225,3 +222,37 @@ def parse_idf_spec(text: str) -> SpecifierSet:
         return SpecifierSet(f"{m.group(1)}{version}")
     except InvalidSpecifier as exc:  # pragma: no cover - the regex already restricts the form
         raise ValueError(str(exc)) from None
+
+
+@dataclass
+class BoardSet:
+    """Every board file under ``root`` plus the firmware-global facts, already validated."""
+
+    root: Path
+    boards: list[Board]
+    firmware: FirmwareFacts
+    warnings: list[str] = field(default_factory=list)
+
+    def board(self, name: str) -> Board:
+        """The board whose dir is ``name``; a UserError with "did you mean" otherwise."""
+        for board in self.boards:
+            if board.dir == name:
+                return board
+        dirs = [b.dir for b in self.boards]
+        close = difflib.get_close_matches(name, dirs, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see board dirs"
+        raise UserError(f"unknown board '{name}'; {hint}")
+
+    def variants(self) -> list[Variant]:
+        """Every variant of every board, sorted by (board dir, name); P4/P4X pairs expanded; not IDF-filtered."""
+        return sorted((v for b in self.boards for v in b.variants), key=lambda v: (v.board.dir, v.name))
+
+    def variant(self, name: str) -> Variant:
+        """The variant called ``name`` (or whose full_name is ``name``)."""
+        for v in self.variants():
+            if name in (v.name, v.full_name):
+                return v
+        names = [v.name for v in self.variants()]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else "run `xzbuild boards list` to see variants"
+        raise UserError(f"unknown variant '{name}'; {hint}")

@@ -21,7 +21,7 @@ from xzbuild.model.naming import (
 from xzbuild.model.types import Board, Variant
 
 if TYPE_CHECKING:
-    from xzbuild.model.loader import BoardSet
+    from xzbuild.model.types import BoardSet
 
 # GPIOs that exist per target (ESP-IDF soc caps); pins outside these sets are board-file mistakes.
 _GPIOS: dict[str, set[int]] = {

@@ -8,7 +8,7 @@ Façade over ``xzbuild.partitions.table``::
     table.to_binary()                                    # == gen_esp32part output, 0xC00 bytes
 """
 
-from xzbuild.partitions.checks import check_app_fits, check_fits_flash, verify_table
+from xzbuild.partitions.checks import check_app_fits, check_fits_flash
 from xzbuild.partitions.table import (
     APP,
     DATA,
@@ -24,6 +24,7 @@ from xzbuild.partitions.table import (
     parse_flash_size,
     parse_number,
     read_csv,
+    verify_table,
 )
 
 __all__ = [

@@ -14,8 +14,7 @@ from xzbuild.parts.registry import MACRO_INDEX, PARTS, part_for_macro
 
 if TYPE_CHECKING:
     from xzbuild.core.check import Checker
-    from xzbuild.model.loader import BoardSet
-    from xzbuild.model.types import Board
+    from xzbuild.model.types import Board, BoardSet
     from xzbuild.parts.base import Part
 
 __all__ = ["Conditional", "Define", "HardwareSlot", "Include", "Item", "Raw", "PARTS", "MACRO_INDEX",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,10 +106,6 @@ class Resolver:
     def resolve(self, entry: MatrixEntry) -> ResolvedConfig:
         """The resolved sdkconfig of one matrix entry."""
         return self.resolve_lines(entry.target, release_lines(entry))
-
-    def resolve_all(self, entries: Iterable[MatrixEntry]) -> dict[str, ResolvedConfig]:
-        """Full name → resolved sdkconfig."""
-        return {e.full_name: self.resolve(e) for e in entries}
 
     def close(self) -> None:
         """Remove the evaluator's temporary Kconfig files."""
