@@ -17,7 +17,7 @@ from xzbuild.builder.results import (
     write_records,
 )
 from xzbuild.builder.runner import first_error
-from xzbuild.cli.progress import BuildProgress, summary_table
+from xzbuild.cli._progress import BuildProgress, summary_table
 from xzbuild.core.errors import UserError
 
 

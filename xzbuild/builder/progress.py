@@ -1,4 +1,4 @@
-"""What a matrix build reports while it runs; the caller decides how (the CLI renders it: ``xzbuild.cli.progress``).
+"""What a matrix build reports while it runs; the caller decides how (the CLI renders it: ``xzbuild.cli._progress``).
 
 The library never prints: ``build_variants`` calls these hooks, from pool threads too, so an implementation
 that keeps state must lock it.

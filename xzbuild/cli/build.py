@@ -63,7 +63,7 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     from xzbuild.builder.plan import BuildRequest, plan_build
     from xzbuild.builder.pool import build_variants
     from xzbuild.builder.results import BuildStatus
-    from xzbuild.cli.progress import BuildProgress, summary_table
+    from xzbuild.cli._progress import BuildProgress, summary_table
 
     try:
         requested = json.loads(build_options_json) if build_options_json else None
