@@ -203,3 +203,18 @@ def test_listing_from_cache_equals_upstreams_bytes(boards: Path, shared_fixtures
     _console(args, boards.parent)
     hit, loaded = _console(args, boards.parent)
     assert loaded == [] and hit == json.dumps(golden) + "\n"
+
+
+def test_key_covers_every_module_the_listing_runs() -> None:
+    """Each xzbuild module imported to compute a listing lies under one of the cache key's code entries, so
+    editing it (core's readers included) changes the key: a stale listing can't be served after an upgrade."""
+    code = ("import sys, json; from xzbuild.matrix.entries import list_variants; from xzbuild.model import load_boards;"
+            "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()"
+            " if n.split('.')[0] == 'xzbuild' and getattr(m, '__file__', None))))")
+    files = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                      timeout=120).stdout)
+    package = Path(cache.__file__).resolve().parents[1]
+    roots = [package / entry for entry in cache._CODE]
+    assert all(r.exists() for r in roots), [str(r) for r in roots if not r.exists()]
+    uncovered = [f for f in map(Path, files) if not any(Path(f) == r or r in Path(f).parents for r in roots)]
+    assert not uncovered, f"listing modules outside the cache key: {uncovered}"
