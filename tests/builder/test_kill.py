@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.builder.firmware import make_project, standin_env
-from xzbuild.core.images import verify_image
 from xzbuild.builder.results import BuildStatus, read_records
+from xzbuild.core.images import verify_image
 
 BOARDS = ["bread-compact-wifi.yaml", "bread-compact-esp32.yaml"]  # 4 variants, esp32s3 + esp32
 

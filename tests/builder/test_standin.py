@@ -11,8 +11,8 @@ import pytest
 
 from tests.builder.firmware import make_firmware, standin_env
 from tests.standin.images import make_app_image, make_bootloader_image, read_standin_info
-from xzbuild.core.images import inspect_image, verify_image
 from xzbuild.core.errors import UserError
+from xzbuild.core.images import inspect_image, verify_image
 from xzbuild.partitions import parse_binary, read_csv
 
 TARGETS = ["esp32", "esp32s3", "esp32c3", "esp32c5", "esp32c6", "esp32p4", "esp32s31"]

@@ -14,7 +14,7 @@ import click
 from xzbuild import __version__
 from xzbuild.core.errors import XzbuildError
 
-# Top-level command → the CLI modules that define it or add subcommands to it (`hil_run` adds `hil run`).
+# Top-level command → the CLI modules that define it or add subcommands to it (`hil` adds `hil run` from `hil_run`).
 # Only these are imported to run that command, so `xzbuild matrix list` does not pay for every other
 # module. Modules missing from this map are still auto-discovered: they are imported for every command and
 # for --help (tests/matrix/test_cli_startup.py checks that the map agrees with a full discovery).
