@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from xzbuild.core.kconfig import declared as kconfig_declared
 from xzbuild.core.cmake import read as read_cmake
+from xzbuild.core.kconfig import declared as kconfig_declared
 from xzbuild.matrix.cmake_gates import Gate, source_gate
 from xzbuild.matrix.cmake_sources import ListingChange, listing_change
 from xzbuild.matrix.compile_classes import (
