@@ -12,10 +12,11 @@ oracle checks both on the tree of the commit judged (`judge`), from outside refe
   as settable bools), and written as ``sdkconfig.h`` would define it;
 - link: the gated statements of ``main/CMakeLists.txt`` that decide sources, include directories and
   components, and the values of their conditions' symbols, evaluated here (`link_key`);
-- the board identity macros come from the tree's ``main/CMakeLists.txt`` branch for the board's symbol
-  (the string ones — board type, name, manufacturer — are one placeholder literal for every variant: their
+- the board identity macros come from the tree's ``main/CMakeLists.txt`` as the resolved configuration
+  executes it (`font_values`: top-level defaults, the board branch its values select, later assignments);
+  the string ones — board type, name, manufacturer — are one placeholder literal for every variant: their
   content, limited by CMake to ``[a-z0-9.-]``, changes no compile or link result; font identifiers are the
-  board's own);
+  variant's own;
 - ``gcc -E -H`` preprocesses the unit with the tree's include directories, the board directory, and empty
   stubs for every header the tree does not contain (ESP-IDF, components, the C/C++ library).
 Every member of a class must link as the representative does, give its preprocessed output exactly, and
@@ -25,6 +26,7 @@ resolve every ``CONFIG_*`` symbol of the files gcc read alike.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -258,20 +260,82 @@ class Defines:
         self._tmp.cleanup()
 
 
-def identity_macros(tree: Path, symbol: str, record: dict[str, object]) -> list[str]:
-    """``-D`` flags for the board identity main/CMakeLists.txt defines (fonts from the board's branch)."""
+def _cmake_statements(tree: Path) -> tuple[str, ...]:
+    """``main/CMakeLists.txt`` as whole statements (comments dropped, continuation lines joined)."""
+    return _statements((tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=4)  # asked once per member of a commit's classes
+def _statements(text: str) -> tuple[str, ...]:
+    out: list[str] = []
+    statement = ""
+    for raw in text.splitlines():
+        statement += " " + raw.split("#", 1)[0]
+        if statement.count("(") > statement.count(")"):
+            continue
+        if statement.strip():
+            out.append(statement.strip())
+        statement = ""
+    return tuple(out)
+
+
+_FONT_VARS = ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT")
+_SET_FONT = re.compile(r"^set\s*\(\s*(BUILTIN_TEXT_FONT|BUILTIN_ICON_FONT)\s+\"?([^\s\")]+)\"?\s*\)$", re.IGNORECASE)
+
+
+def font_values(tree: Path, config: dict[str, str]) -> dict[str, str]:
+    """The font variables as CMake leaves them for a resolved configuration: every ``set()`` of them the
+    configuration executes, in file order (top-level defaults, then the board branch its ``CONFIG_*`` values
+    take, then any later assignment). A set under a condition the oracle cannot evaluate makes the variable
+    ``?`` (unknown, never equal to a real font, so the judgement stays strict)."""
+    frames: list[list[str]] = []
+    found: dict[str, str] = {}
+    for text in _cmake_statements(tree):
+        word = _CMAKE_WORD.match(text)
+        if word:
+            kind = word.group(1).lower()
+            if kind == "if":
+                frames.append([word.group(2)])
+            elif kind == "elseif" and frames:
+                frames[-1].append(word.group(2))
+            elif kind == "else" and frames:
+                frames[-1].append("")
+            elif kind == "endif" and frames:
+                frames.pop()
+            continue
+        m = _SET_FONT.match(text)
+        if not m:
+            continue
+        truth: bool | None = True
+        for branches in frames:
+            *before, current = branches
+            parts = [_truth(c, config) for c in before]
+            here = True if current == "" else _truth(current, config)
+            taken: bool | None = False if True in parts else (None if None in parts else True)
+            step = False if False in (taken, here) else (None if None in (taken, here) else True)
+            truth = False if False in (truth, step) else (None if None in (truth, step) else True)
+        if truth is True:
+            found[m.group(1).upper()] = m.group(2)
+        elif truth is None:
+            found[m.group(1).upper()] = "?"
+    return found
+
+
+def identity_macros(tree: Path, config: dict[str, str]) -> list[str]:
+    """``-D`` flags for the board identity and fonts ``main/CMakeLists.txt`` defines for a variant whose resolved
+    ``CONFIG_*`` values are ``config``: the fonts as `font_values` leaves them (the branch taken is the one
+    the resolved configuration selects, as in CMake: a board line Kconfig dropped selects the choice's default
+    board), each only where the tree's compile definitions pass it."""
     cmake = (tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8")
-    branch = re.search(rf"if\s*\(\s*{re.escape(symbol)}\s*\)(.*?)(?=^\s*(?:elseif|else|endif)\s*\()", cmake,
-                       re.MULTILINE | re.DOTALL)
-    sets = dict(re.findall(r"set\s*\(\s*(\w+)\s+\"?([^\s\")]+)\"?\s*\)", branch.group(1))) if branch else {}
     # The identity strings (CMake allows [a-z0-9.-] only) are literals whose content changes no compile or
     # link result: every variant gets the same one, so outputs differ only where compiling could.
     flags = [f'-D{name}="<board identity>"' for name in ("BOARD_TYPE", "BOARD_NAME", "BOARD_MANUFACTURER")]
-    for var in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT"):
-        if var in sets:
-            flags.append(f"-D{var}={sets[var]}")
-    font = re.match(r"font_noto_sans_basic_(\d+)_(\d+)$", sets.get("BUILTIN_TEXT_FONT", ""))
-    if font:
+    fonts = font_values(tree, config)
+    for var in _FONT_VARS:
+        if f"{var}=${{{var}}}" in cmake and var in fonts:
+            flags.append(f"-D{var}={fonts[var]}")
+    font = re.match(r"font_noto_sans_basic_(\d+)_(\d+)$", fonts.get("BUILTIN_TEXT_FONT", ""))
+    if font and "TEXT_FONT_SIZE=" in cmake:
         flags += [f"-DTEXT_FONT_SIZE={font.group(1)}", f"-DTEXT_FONT_BPP={font.group(2)}"]
     return flags
 
@@ -414,13 +478,7 @@ def link_key(tree: Path, config: dict[str, str]) -> tuple[tuple[str, ...], tuple
     frames: list[list[str]] = []  # per open if(): its branch conditions so far (the last one is current)
     compiled: list[str] = []
     gating: set[str] = set()
-    statement = ""
-    for raw in (tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8").splitlines():
-        line = raw.split("#", 1)[0]
-        statement += " " + line
-        if statement.count("(") > statement.count(")"):
-            continue
-        text, statement = statement.strip(), ""
+    for text in _cmake_statements(tree):
         word = _CMAKE_WORD.match(text)
         if word:
             kind = word.group(1).lower()
@@ -485,7 +543,6 @@ def judge(repo: Path, rev: str, classes: list[dict[str, object]], records: list[
         dirs = include_dirs(tree)
         make_stubs(tree, stub_dir, dirs)
         at = commit_fragments(tree, records)
-        by_name = {str(r["full_name"]): r for r in records}
         members = sorted({str(m) for c in classes for m in c["members"]})  # type: ignore[attr-defined]
         verdict.unjudged = [m for m in members if m not in at]
         resolve = Defines(tree)
@@ -495,16 +552,16 @@ def judge(repo: Path, rev: str, classes: list[dict[str, object]], records: list[
             resolve.close()
         config = {m: values(text) for m, text in defines.items()}
         jobs = []
+        flags_of: dict[str, tuple[str, ...]] = {}
         for klass in classes:
             if not klass["unit"]:
                 continue
             for member in klass["members"]:  # type: ignore[attr-defined]
                 if member not in at:
                     continue
-                build, fragment = at[member]
-                symbol = next((line.split("=")[0] for line in fragment if line.startswith("CONFIG_BOARD_TYPE_")), "")
-                flags = tuple(identity_macros(tree, symbol, by_name[member]))
-                jobs.append(Job(member, str(klass["unit"]), build.board, defines[member], flags))
+                if member not in flags_of:
+                    flags_of[member] = tuple(identity_macros(tree, config[member]))
+                jobs.append(Job(member, str(klass["unit"]), at[member][0].board, defines[member], flags_of[member]))
         outputs = run_jobs(tree, stub_dir, dirs, list(dict.fromkeys(jobs)))
         verdict.gcc_runs = len(outputs)
         links: dict[str, tuple[object, ...]] = {}

@@ -36,6 +36,10 @@ WINDOW = {
     "66bf9f7c1dece87cb23ab2b9d23d05e7744a9c9b": "the same shared source after the reorganisation",
     "e0074e90ce1c9286eda107ab11cc9f4002e7e188": "a codec header through its includers",
     "dd99da00dc4c89ed4ab07fcec038c03f13f4de50": "link classes only (Kconfig change reaching no unit)",
+    "d9f0ef13aa7501be50fca54db9d175151ba67867": "fonts from the board branch the commit's own board symbol takes "
+                                                "(Korvo2 V3 was BOARD_TYPE_ESP32S3_KORVO2_V3)",
+    "cf59430991d1df6a707afa9e59a1d79734535cf1": "a variant built for another target than today's "
+                                                "(ESP32-C6-Touch-AMOLED-2.06's config.json said esp32s3)",
 }
 
 
@@ -180,3 +184,67 @@ def test_pr_classes_hold_on_the_whole_history(upstream_history: Path, repo_root:
     _report(verdicts, time.perf_counter() - started)
     refuted = [r for v in verdicts for r in v.refuted]
     assert verdicts and not refuted, f"{len(refuted)} class member(s) differ: {refuted[:5]}"
+
+
+def _window_commit(window, upstream_history: Path, upstream: str) -> tuple[str, dict[str, object]]:
+    rev = upstream_rev(upstream_history, upstream)
+    return next((r, selection) for r, selection, _ in window if r == rev)
+
+
+@pytest.mark.timeout(900)
+def test_fonts_follow_the_commits_own_board_branch(window, upstream_history: Path, records, tmp_path: Path) -> None:
+    """Upstream d9f0ef13aa: Korvo2 V3's board symbol was BOARD_TYPE_ESP32S3_KORVO2_V3, whose CMake branch sets
+    its own fonts; lcd_display.cc declares the fonts it is compiled with, so no variant with other fonts may
+    stand for it (before the fix, today's symbol found no branch and 27 variants shared one class)."""
+    rev, selection = _window_commit(window, upstream_history, "d9f0ef13aa7501be50fca54db9d175151ba67867")
+    tree = pr_oracle.archive(upstream_history, rev, tmp_path / "tree")
+    at = pr_oracle.commit_fragments(tree, records)
+    resolve = pr_oracle.Defines(tree)
+    try:
+        def fonts(name: str) -> dict[str, str]:
+            return pr_oracle.font_values(tree, pr_oracle.values(resolve(at[name][0].target, at[name][1])))
+
+        korvo = fonts("espressif-esp32s3-korvo2-v3")
+        assert korvo["BUILTIN_TEXT_FONT"] == "font_puhui_basic_20_4"  # the tree's branch, read by the oracle
+        classes = [c for c in selection["classes"]  # type: ignore[union-attr]
+                   if c["unit"] == "main/display/lcd_display.cc" and "espressif-esp32s3-korvo2-v3" in c["members"]]
+        assert len(classes) == 1
+        assert "BUILTIN_TEXT_FONT=font_puhui_basic_20_4" in str(classes[0]["key"])
+        assert {m: fonts(m) for m in classes[0]["members"] if m in at} == \
+            {m: korvo for m in classes[0]["members"] if m in at}
+    finally:
+        resolve.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_variant_keys_on_the_target_its_commit_builds(window, upstream_history: Path, records,
+                                                        tmp_path: Path) -> None:
+    """Upstream cf59430991: waveshare/esp32-c6-touch-amoled-2.06/config.json said target esp32s3, so that commit
+    built the variant for the ESP32-S3: its classes are esp32s3 ones, not the esp32c6 ones today's file gives."""
+    rev, selection = _window_commit(window, upstream_history, "cf59430991d1df6a707afa9e59a1d79734535cf1")
+    tree = pr_oracle.archive(upstream_history, rev, tmp_path / "tree")
+    build, _ = pr_oracle.commit_fragments(tree, records)["waveshare-esp32-c6-touch-amoled-2.06"]
+    assert build.target == "esp32s3"
+    classes = [c for c in selection["classes"]  # type: ignore[union-attr]
+               if "waveshare-esp32-c6-touch-amoled-2.06" in c["members"]]
+    assert classes
+    assert all("target=esp32s3" in str(c["key"]) for c in classes), [c["key"] for c in classes]
+
+
+def test_font_values_execute_the_cmake_the_configuration_takes(tmp_path: Path) -> None:
+    """The oracle's own CMake reading: a top-level default, the first branch the values select (a board line
+    Kconfig dropped leaves the default board's branch), a nested set under an unknown condition."""
+    (tmp_path / "main").mkdir()
+    (tmp_path / "main" / "CMakeLists.txt").write_text(
+        "set(BUILTIN_TEXT_FONT font_a_14_1)  # default\n"
+        "set(BUILTIN_ICON_FONT icons_14_1)\n"
+        "if(CONFIG_BOARD_TYPE_ONE)\n    set(BOARD_TYPE \"one\")\n"
+        "elseif(CONFIG_BOARD_TYPE_TWO OR CONFIG_BOARD_TYPE_THREE)\n    set(BOARD_TYPE \"two\")\n"
+        "    set(BUILTIN_TEXT_FONT font_b_20_4)\n"
+        "    if(CONFIG_LANGUAGE_X AND SOMETHING)\n        set(BUILTIN_ICON_FONT icons_20_4)\n    endif()\n"
+        "endif()\n", encoding="utf-8")
+    assert pr_oracle.font_values(tmp_path, {"BOARD_TYPE_ONE": "1"}) == \
+        {"BUILTIN_TEXT_FONT": "font_a_14_1", "BUILTIN_ICON_FONT": "icons_14_1"}
+    assert pr_oracle.font_values(tmp_path, {"BOARD_TYPE_THREE": "1", "LANGUAGE_X": "1"}) == \
+        {"BUILTIN_TEXT_FONT": "font_b_20_4", "BUILTIN_ICON_FONT": "?"}
+    assert pr_oracle.font_values(tmp_path, {"BOARD_TYPE_TWO": "1"})["BUILTIN_ICON_FONT"] == "icons_14_1"

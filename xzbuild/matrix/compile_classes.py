@@ -259,6 +259,17 @@ class BranchValues:
     values: dict[str, tuple[tuple[str, str], ...]]
     plain: frozenset[str]
 
+    def taken(self, config: Mapping[str, str], fallback: str | None) -> str | None:
+        """The board symbol whose branch CMake takes for a resolved configuration: the first chain board symbol
+        (in file order) the configuration sets. The configuration is the side's own, so on an older tree this
+        is that tree's symbol for the board, whatever today's board file names it (and a board line that
+        tree's Kconfig dropped gives the choice's default board, as a real build does); ``fallback`` (today's
+        symbol) when the configuration sets none of them."""
+        for symbol in self.values:
+            if symbol.startswith("CONFIG_BOARD_TYPE_") and config.get(symbol.removeprefix("CONFIG_")) == "y":
+                return symbol
+        return fallback
+
     def key(self, symbol: str | None, variables: Iterable[str] | None) -> tuple[tuple[str, str], ...] | None:
         """The values that decide ``variables`` for the board symbol (None: all of them)."""
         values = self.values.get(symbol or "")
@@ -385,16 +396,17 @@ def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[Matr
             if entry.full_name not in names:
                 continue
             config = resolve(entry)
-            key: ClassKey = (entry.target, entry.idf,
+            key: ClassKey = (config.get("IDF_TARGET") or entry.target, entry.idf,
                              entry.board if board_specific or board_dir_of(unit) else None,
                              tuple((s, config.get(s)) for s in symbols),
                              tuple((s, config.get(s)) for s in link),
-                             branches.key(entry.config, branch_vars) if mentioned else None)
+                             branches.key(branches.taken(config, entry.config), branch_vars) if mentioned else None)
             groups.setdefault((unit, key), []).append(entry.full_name)
             covered.add(entry.full_name)
     for entry in candidates:  # selected soundly but compiling no unit that reaches the file: link check
         if entry.full_name not in covered:
             config = resolve(entry)
-            key = (entry.target, entry.idf, None, (), tuple((s, config.get(s)) for s in link), None)
+            key = (config.get("IDF_TARGET") or entry.target, entry.idf, None, (),
+                   tuple((s, config.get(s)) for s in link), None)
             groups.setdefault((None, key), []).append(entry.full_name)
     return [CompileClass(path, unit, key, tuple(members)) for (unit, key), members in groups.items()]

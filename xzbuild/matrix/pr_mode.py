@@ -422,7 +422,7 @@ class SideResolvers:
             return lambda entry: resolver.resolve(entry).values
         builds = SideBuilds(configs, read)
         return lambda entry: resolver.resolve_lines(
-            entry.target, builds.lines(entry, release_lines(entry), option_lines(entry))).values
+            builds.target_of(entry), builds.lines(entry, release_lines(entry), option_lines(entry))).values
 
     def close(self) -> None:
         """Remove every resolver's temporary files."""

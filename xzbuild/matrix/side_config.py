@@ -10,7 +10,7 @@ So each side resolves each variant from its own tree:
 - the variant's build is found in the side's ``main/boards/**/config.json``: in today's directory when it is
   there with a build of the same name (or as its only build, for the target), else the one build of that
   name and target anywhere in the tree;
-- its ``sdkconfig_append`` lines are that build's;
+- its ``sdkconfig_append`` lines and its target are that build's;
 - its board symbol is the explicit ``CONFIG_BOARD_TYPE_*=y`` line of the append, else the guard of the
   side's ``main/CMakeLists.txt`` branch that sets ``BOARD_TYPE`` to the directory's name (today's symbol
   when it is one of several candidates, else the one whose Kconfig entry depends on the target, else the
@@ -89,6 +89,12 @@ class SideBuilds:
                 return entry.board, own[1][0]
         found = self._by_name.get((entry.name, entry.target), [])
         return found[0] if len(found) == 1 else None
+
+    def target_of(self, entry: MatrixEntry) -> str:
+        """The target this side builds ``entry`` for: its build's ``config.json`` target (upstream once built
+        the ESP32-C6-Touch-AMOLED-2.06 as esp32s3), today's where the side has no build of it."""
+        found = self.build_of(entry)
+        return (self._by_dir[found[0]][0] or entry.target) if found is not None else entry.target
 
     def _chain(self) -> dict[str, list[str]]:
         """Directory leaf → the board symbols whose CMake branch sets ``BOARD_TYPE`` to it, in file order."""
@@ -197,7 +203,7 @@ def side_release_configs(content: ContentSource | None) -> list[Callable[[Matrix
             if builds.build_of(entry) is None:
                 return None  # no build of it on this side: today's configuration answers
             values: dict[str, str] = {}
-            for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{entry.target}"):
+            for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{builds.target_of(entry)}"):
                 for line in (read(name) or "").splitlines():
                     if (m := _ASSIGN.match(line.strip())) is not None:
                         values[m.group(1)] = m.group(2)

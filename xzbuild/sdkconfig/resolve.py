@@ -100,7 +100,9 @@ class Resolver:
                 self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
             assert isinstance(self._evaluator, KconfigEvaluator)
             evaluation = self._evaluator.evaluate(target, list(lines))
-            self._memo[key] = ResolvedConfig(dict(evaluation.values))
+            # ESP-IDF always defines CONFIG_IDF_TARGET (the target's name); a side of a change may build a
+            # variant for another target than today's board file names, and compile classes key on this one.
+            self._memo[key] = ResolvedConfig({**dict(evaluation.values), "IDF_TARGET": target})
         return self._memo[key]
 
     def resolve(self, entry: MatrixEntry) -> ResolvedConfig:
