@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,86 +260,6 @@ class Defines:
         self._tmp.cleanup()
 
 
-def _cmake_statements(tree: Path) -> tuple[str, ...]:
-    """``main/CMakeLists.txt`` as whole statements (comments dropped, continuation lines joined)."""
-    return _statements((tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
-
-
-@functools.lru_cache(maxsize=4)  # asked once per member of a commit's classes
-def _statements(text: str) -> tuple[str, ...]:
-    out: list[str] = []
-    statement = ""
-    for raw in text.splitlines():
-        statement += " " + raw.split("#", 1)[0]
-        if statement.count("(") > statement.count(")"):
-            continue
-        if statement.strip():
-            out.append(statement.strip())
-        statement = ""
-    return tuple(out)
-
-
-_FONT_VARS = ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT")
-_SET_FONT = re.compile(r"^set\s*\(\s*(BUILTIN_TEXT_FONT|BUILTIN_ICON_FONT)\s+\"?([^\s\")]+)\"?\s*\)$", re.IGNORECASE)
-
-
-def font_values(tree: Path, config: dict[str, str]) -> dict[str, str]:
-    """The font variables as CMake leaves them for a resolved configuration: every ``set()`` of them the
-    configuration executes, in file order (top-level defaults, then the board branch its ``CONFIG_*`` values
-    take, then any later assignment). A set under a condition the oracle cannot evaluate makes the variable
-    ``?`` (unknown, never equal to a real font, so the judgement stays strict)."""
-    frames: list[list[str]] = []
-    found: dict[str, str] = {}
-    for text in _cmake_statements(tree):
-        word = _CMAKE_WORD.match(text)
-        if word:
-            kind = word.group(1).lower()
-            if kind == "if":
-                frames.append([word.group(2)])
-            elif kind == "elseif" and frames:
-                frames[-1].append(word.group(2))
-            elif kind == "else" and frames:
-                frames[-1].append("")
-            elif kind == "endif" and frames:
-                frames.pop()
-            continue
-        m = _SET_FONT.match(text)
-        if not m:
-            continue
-        truth: bool | None = True
-        for branches in frames:
-            *before, current = branches
-            parts = [_truth(c, config) for c in before]
-            here = True if current == "" else _truth(current, config)
-            taken: bool | None = False if True in parts else (None if None in parts else True)
-            step = False if False in (taken, here) else (None if None in (taken, here) else True)
-            truth = False if False in (truth, step) else (None if None in (truth, step) else True)
-        if truth is True:
-            found[m.group(1).upper()] = m.group(2)
-        elif truth is None:
-            found[m.group(1).upper()] = "?"
-    return found
-
-
-def identity_macros(tree: Path, config: dict[str, str]) -> list[str]:
-    """``-D`` flags for the board identity and fonts ``main/CMakeLists.txt`` defines for a variant whose resolved
-    ``CONFIG_*`` values are ``config``: the fonts as `font_values` leaves them (the branch taken is the one
-    the resolved configuration selects, as in CMake: a board line Kconfig dropped selects the choice's default
-    board), each only where the tree's compile definitions pass it."""
-    cmake = (tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8")
-    # The identity strings (CMake allows [a-z0-9.-] only) are literals whose content changes no compile or
-    # link result: every variant gets the same one, so outputs differ only where compiling could.
-    flags = [f'-D{name}="<board identity>"' for name in ("BOARD_TYPE", "BOARD_NAME", "BOARD_MANUFACTURER")]
-    fonts = font_values(tree, config)
-    for var in _FONT_VARS:
-        if f"{var}=${{{var}}}" in cmake and var in fonts:
-            flags.append(f"-D{var}={fonts[var]}")
-    font = re.match(r"font_noto_sans_basic_(\d+)_(\d+)$", fonts.get("BUILTIN_TEXT_FONT", ""))
-    if font and "TEXT_FONT_SIZE=" in cmake:
-        flags += [f"-DTEXT_FONT_SIZE={font.group(1)}", f"-DTEXT_FONT_BPP={font.group(2)}"]
-    return flags
-
-
 def include_dirs(tree: Path) -> list[Path]:
     """main/ and the INCLUDE_DIRS main/CMakeLists.txt lists, plus boards/common."""
     cmake = (tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8")
@@ -470,39 +390,115 @@ def _truth(condition: str, config: dict[str, str]) -> bool | None:
     return either()
 
 
+def _cmake_statements(tree: Path) -> tuple[str, ...]:
+    """``main/CMakeLists.txt`` as whole statements (comments dropped, continuation lines joined)."""
+    return _statements((tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=4)  # asked once per member of a commit's classes
+def _statements(text: str) -> tuple[str, ...]:
+    out: list[str] = []
+    statement = ""
+    for raw in text.splitlines():
+        statement += " " + raw.split("#", 1)[0]
+        if statement.count("(") > statement.count(")"):
+            continue
+        if statement.strip():
+            out.append(statement.strip())
+        statement = ""
+    return tuple(out)
+
+
+def _blocks(tree: Path) -> Iterator[tuple[str, list[list[str]]]]:
+    """Each statement of ``main/CMakeLists.txt`` other than ``if/elseif/else/endif``, with the open ``if()``
+    blocks around it: per block, its branch conditions so far (the last one is the branch the statement is
+    in; ``""`` for ``else``)."""
+    frames: list[list[str]] = []
+    for text in _cmake_statements(tree):
+        word = _CMAKE_WORD.match(text)
+        if word is None:
+            yield text, frames
+            continue
+        kind = word.group(1).lower()
+        if kind == "if":
+            frames.append([word.group(2)])
+        elif kind == "elseif" and frames:
+            frames[-1].append(word.group(2))
+        elif kind == "else" and frames:
+            frames[-1].append("")
+        elif kind == "endif" and frames:
+            frames.pop()
+
+
+def _executes(frames: list[list[str]], config: dict[str, str]) -> bool | None:
+    """Whether a configuration executes a statement inside ``frames`` (`_blocks`): in every block, no
+    earlier branch holds and its own does. None where a condition the oracle cannot evaluate decides it."""
+    truth: bool | None = True
+    for branches in frames:
+        *before, current = branches
+        parts = [_truth(c, config) for c in before]
+        here = True if current == "" else _truth(current, config)
+        taken: bool | None = False if True in parts else (None if None in parts else True)
+        step = False if False in (taken, here) else (None if None in (taken, here) else True)
+        truth = False if False in (truth, step) else (None if None in (truth, step) else True)
+    return truth
+
+
+_FONT_VARS = ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT")
+_SET_FONT = re.compile(r"^set\s*\(\s*(BUILTIN_TEXT_FONT|BUILTIN_ICON_FONT)\s+\"?([^\s\")]+)\"?\s*\)$", re.IGNORECASE)
+
+
+def font_values(tree: Path, config: dict[str, str]) -> dict[str, str]:
+    """The font variables as CMake leaves them for a resolved configuration: every ``set()`` of them the
+    configuration executes, in file order (top-level defaults, then the board branch its ``CONFIG_*`` values
+    take, then any later assignment). A set under a condition the oracle cannot evaluate makes the variable
+    ``?`` (unknown, never equal to a real font, so the judgement stays strict)."""
+    found: dict[str, str] = {}
+    for text, frames in _blocks(tree):
+        m = _SET_FONT.match(text)
+        if not m:
+            continue
+        truth = _executes(frames, config)
+        if truth is True:
+            found[m.group(1).upper()] = m.group(2)
+        elif truth is None:
+            found[m.group(1).upper()] = "?"
+    return found
+
+
+def identity_macros(tree: Path, config: dict[str, str]) -> list[str]:
+    """``-D`` flags for the board identity and fonts ``main/CMakeLists.txt`` defines for a variant whose resolved
+    ``CONFIG_*`` values are ``config``: the fonts as `font_values` leaves them (the branch taken is the one
+    the resolved configuration selects, as in CMake: a board line Kconfig dropped selects the choice's default
+    board), each only where the tree's compile definitions pass it."""
+    cmake = (tree / "main" / "CMakeLists.txt").read_text(encoding="utf-8")
+    # The identity strings (CMake allows [a-z0-9.-] only) are literals whose content changes no compile or
+    # link result: every variant gets the same one, so outputs differ only where compiling could.
+    flags = [f'-D{name}="<board identity>"' for name in ("BOARD_TYPE", "BOARD_NAME", "BOARD_MANUFACTURER")]
+    fonts = font_values(tree, config)
+    for var in _FONT_VARS:
+        if f"{var}=${{{var}}}" in cmake and var in fonts:
+            flags.append(f"-D{var}={fonts[var]}")
+    font = re.match(r"font_noto_sans_basic_(\d+)_(\d+)$", fonts.get("BUILTIN_TEXT_FONT", ""))
+    if font and "TEXT_FONT_SIZE=" in cmake:
+        flags += [f"-DTEXT_FONT_SIZE={font.group(1)}", f"-DTEXT_FONT_BPP={font.group(2)}"]
+    return flags
+
+
 def link_key(tree: Path, config: dict[str, str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """What decides a variant's link in ``main/CMakeLists.txt`` (evaluated here, from the tree): the gated
     statements that list sources, include directories or required components, or glob sources, that it
     takes (one whose gate cannot be told counts, marked), and the values of every ``CONFIG_*`` symbol in a
     condition that gates such a statement."""
-    frames: list[list[str]] = []  # per open if(): its branch conditions so far (the last one is current)
     compiled: list[str] = []
     gating: set[str] = set()
-    for text in _cmake_statements(tree):
-        word = _CMAKE_WORD.match(text)
-        if word:
-            kind = word.group(1).lower()
-            if kind == "if":
-                frames.append([word.group(2)])
-            elif kind == "elseif" and frames:
-                frames[-1].append(word.group(2))
-            elif kind == "else" and frames:
-                frames[-1].append("")
-            elif kind == "endif" and frames:
-                frames.pop()
-            continue
+    for text, frames in _blocks(tree):
         if not _LISTING.match(text) or not frames:
             continue
-        truth: bool | None = True
         for branches in frames:
-            *before, current = branches
             for cond in branches:
                 gating.update(s.removeprefix("CONFIG_") for s in re.findall(r"\bCONFIG_\w+", cond))
-            parts = [_truth(c, config) for c in before]
-            here = True if current == "" else _truth(current, config)
-            taken: bool | None = False if True in parts else (None if None in parts else True)
-            step = False if False in (taken, here) else (None if None in (taken, here) else True)
-            truth = False if False in (truth, step) else (None if None in (truth, step) else True)
+        truth = _executes(frames, config)
         if truth is True:
             compiled.append(" ".join(text.split()))
         elif truth is None:
