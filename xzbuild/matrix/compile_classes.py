@@ -384,6 +384,18 @@ def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[Matr
     value_word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(variables))) + r")\b") if variables else None
     branches = branch_values(cmake)
     names = {e.full_name for e in candidates}
+    per_entry: dict[str, tuple[Mapping[str, str], str, tuple[tuple[str, str | None], ...], str | None]] = {}
+
+    def resolved(entry: MatrixEntry) -> tuple[Mapping[str, str], str, tuple[tuple[str, str | None], ...], str | None]:
+        """Once per entry, not per unit: its configuration, the target it is built for (its side's), the
+        values of the CMake condition symbols, and the board-chain symbol that configuration takes."""
+        if entry.full_name not in per_entry:
+            config = resolve(entry)
+            per_entry[entry.full_name] = (config, config.get("IDF_TARGET") or entry.target,
+                                          tuple((s, config.get(s)) for s in link),
+                                          branches.taken(config, entry.config))
+        return per_entry[entry.full_name]
+
     covered: set[str] = set()
     groups: dict[tuple[str | None, ClassKey], list[str]] = {}
     for unit in units:
@@ -395,18 +407,14 @@ def classes_for_units(path: str, units: Sequence[str], candidates: Sequence[Matr
         for entry in unit_variants(unit, candidates, compiles):
             if entry.full_name not in names:
                 continue
-            config = resolve(entry)
-            key: ClassKey = (config.get("IDF_TARGET") or entry.target, entry.idf,
-                             entry.board if board_specific or board_dir_of(unit) else None,
-                             tuple((s, config.get(s)) for s in symbols),
-                             tuple((s, config.get(s)) for s in link),
-                             branches.key(branches.taken(config, entry.config), branch_vars) if mentioned else None)
+            config, target, link_values, board = resolved(entry)
+            key: ClassKey = (target, entry.idf, entry.board if board_specific or board_dir_of(unit) else None,
+                             tuple((s, config.get(s)) for s in symbols), link_values,
+                             branches.key(board, branch_vars) if mentioned else None)
             groups.setdefault((unit, key), []).append(entry.full_name)
             covered.add(entry.full_name)
     for entry in candidates:  # selected soundly but compiling no unit that reaches the file: link check
         if entry.full_name not in covered:
-            config = resolve(entry)
-            key = (config.get("IDF_TARGET") or entry.target, entry.idf, None, (),
-                   tuple((s, config.get(s)) for s in link), None)
-            groups.setdefault((None, key), []).append(entry.full_name)
+            _, target, link_values, _ = resolved(entry)
+            groups.setdefault((None, (target, entry.idf, None, (), link_values, None)), []).append(entry.full_name)
     return [CompileClass(path, unit, key, tuple(members)) for (unit, key), members in groups.items()]
