@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.upstream_repo import UPSTREAM_PIN, UPSTREAM_PIN_TREE, UpstreamUnavailable, clone_upstream
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
@@ -18,10 +20,8 @@ SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 # busy the two cores are (CI shares them with the servers and browsers the other tests start).
 hypothesis_settings.register_profile("xzbuild", deadline=None)
 hypothesis_settings.load_profile("xzbuild")
-UPSTREAM_BUNDLE = SHARED_FIXTURES / "upstream" / "xiaozhi-esp32-last301.bundle"
-UPSTREAM_BRANCH = "main-last301"
-#: The upstream commit the committed boards/ were imported from (tip of the bundle's branch).
-UPSTREAM_COMMIT = "48142026b50b50f6748c003ae3b28d1cbe4cb667"
+#: The upstream commit the committed boards/ were imported from (upstream's own id; see tests/upstream_repo.py).
+UPSTREAM_COMMIT = UPSTREAM_PIN
 
 
 @pytest.fixture(scope="session")
@@ -46,34 +46,33 @@ def _missing_oracle(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A work tree of the upstream firmware: ``$XZBUILD_UPSTREAM`` if set, else a clone of the bundle's
-    ``main-last301`` branch (tip = upstream 48142026, with its last 300 commits), made once per session."""
+    """A work tree of the upstream firmware: ``$XZBUILD_UPSTREAM`` if set, else a clone of the shallow
+    upstream repository (upstream's own ids; work tree at 48142026 with its last 303 first-parent commits),
+    made once per session."""
     override = os.environ.get("XZBUILD_UPSTREAM")
     if override:
         path = Path(override)
         if not (path / "main" / "boards").is_dir():
             _missing_oracle(f"XZBUILD_UPSTREAM={override} is not an upstream checkout (no main/boards)")
         return path
-    if not UPSTREAM_BUNDLE.is_file():
-        _missing_oracle(f"upstream bundle not found at {UPSTREAM_BUNDLE} (or set XZBUILD_UPSTREAM)")
     if shutil.which("git") is None:
         _missing_oracle("git is not installed (apt-get install git)")
     dest = tmp_path_factory.mktemp("upstream") / "xiaozhi-esp32"
-    proc = subprocess.run(["git", "clone", "-q", "-b", UPSTREAM_BRANCH, str(UPSTREAM_BUNDLE), str(dest)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        _missing_oracle(f"git clone of {UPSTREAM_BUNDLE} failed: {proc.stderr.strip()}")
-    return dest
+    try:
+        return clone_upstream(dest)
+    except UpstreamUnavailable as exc:
+        _missing_oracle(f"{exc} (or set XZBUILD_UPSTREAM)")
+        raise
 
 
 @pytest.fixture(scope="session")
 def upstream_history(upstream: Path) -> Path:
-    """The same upstream clone, for tests that read its history (the bundle's last 300 commits)."""
+    """The same upstream clone, for tests that read its history (upstream's own commit ids)."""
     return upstream
 
 
-#: The git tree of upstream 48142026 (equal for the bundle's tip and for a real upstream clone).
-UPSTREAM_TREE = "8f20cd0bfa6e6286f8d095dd25de2b749706fadf"
+#: The git tree of upstream 48142026.
+UPSTREAM_TREE = UPSTREAM_PIN_TREE
 
 
 @pytest.fixture(scope="session")

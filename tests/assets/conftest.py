@@ -21,16 +21,15 @@ def model_dir(shared_fixtures: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def upstream_tree(shared_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Parts of the upstream firmware at the pinned commit (locales, the VoCat board files), from the bundle."""
+    """Parts of the upstream firmware at the pin (locales, the VoCat board files), from the shallow clone."""
     import subprocess
     import tarfile
 
     root = tmp_path_factory.mktemp("upstream")
-    bundle = shared_fixtures / "upstream" / "xiaozhi-esp32-last301.bundle"
-    git = ["git", "-C", str(root)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "fetch", "-q", str(bundle), "main-last301"], check=True)
-    archive = subprocess.run([*git, "archive", "FETCH_HEAD", "main/assets/locales", "main/boards/espressif/esp-vocat",
+    from tests.upstream_repo import bare_copy
+
+    git = ["git", "--git-dir", str(bare_copy(root))]
+    archive = subprocess.run([*git, "archive", "main", "main/assets/locales", "main/boards/espressif/esp-vocat",
                               "scripts/build_default_assets.py"], check=True, capture_output=True).stdout
     import io
 

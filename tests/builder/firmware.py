@@ -71,21 +71,18 @@ def all_board_files() -> list[str]:
     return sorted(p.relative_to(src).as_posix() for p in src.rglob("*.yaml") if not p.name.startswith("_"))
 
 
-UPSTREAM_BUNDLE = REPO.parent / "shared" / "fixtures" / "upstream" / "xiaozhi-esp32-last301.bundle"
 _UPSTREAM_CLONE: list[Path] = []
 
 
 def upstream_tree() -> Path:
-    """A pristine checkout of the pinned upstream firmware (cloned once per test process from the bundle)."""
+    """A pristine checkout of the pinned upstream firmware (cloned once per test process, upstream's own ids)."""
     if not _UPSTREAM_CLONE:
-        import subprocess
         import tempfile
 
-        if not UPSTREAM_BUNDLE.is_file():
-            raise AssertionError(f"upstream bundle not found at {UPSTREAM_BUNDLE}")
+        from tests.upstream_repo import clone_upstream
+
         dest = Path(tempfile.mkdtemp(prefix="xz-upstream-")) / "xiaozhi-esp32"
-        subprocess.run(["git", "clone", "-q", "-b", "main-last301", str(UPSTREAM_BUNDLE), str(dest)], check=True)
-        shutil.rmtree(dest / ".git")
+        clone_upstream(dest, keep_git=False)
         _UPSTREAM_CLONE.append(dest)
     return _UPSTREAM_CLONE[0]
 
