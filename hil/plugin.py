@@ -9,6 +9,7 @@ and gives tests the facts of the board and of the flashed image.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -17,8 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
+from hil.lab.causes import ANY_CAUSE, Cause, backtrace_addresses, diagnose, elf_symbols, last_state
 from hil.vboard import fastserial
 
 #: The reference-server scenario the suite runs: one short voice turn and one volume tool call.
@@ -56,6 +59,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--xz-out", help="directory for transcripts of this run")
     group.addoption("--xz-transport", choices=sorted(TRANSPORT_LINES), default="websocket",
                     help="what the OTA reply hands out: websocket, or mqtt (MQTT + UDP on the embedded broker)")
+    group.addoption("--xz-scenario", default=None,
+                    help="JSON file of reference-server profile fields laid over the suite's scenario (e.g. "
+                         '{"ota": "http500"} to see how a board reports a refused version check)')
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -94,9 +100,9 @@ class ServerHandle:
     """
 
     def __init__(self, host: str, port: int, transcripts: Path | None, token: str | None = None,
-                 transport: str = "websocket") -> None:
+                 transport: str = "websocket", overlay: dict[str, Any] | None = None) -> None:
         self.host, self.port, self.transcripts, self.token = host, port, transcripts, token
-        self.transport = transport
+        self.transport, self.overlay = transport, overlay
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="xz-reference-server", daemon=True)
         self._thread.start()
@@ -111,7 +117,7 @@ class ServerHandle:
         from hil.server import ReferenceServer
 
         for attempt in range(50):  # a just-closed listener may linger for a moment
-            server = ReferenceServer(host=self.host, port=self.port, scenario=suite_scenario(self.transport),
+            server = ReferenceServer(host=self.host, port=self.port, scenario=suite_scenario(self.transport, self.overlay),
                                      transcripts_dir=self.transcripts, token=self.token)
             try:
                 self._call(server.start())
@@ -151,7 +157,26 @@ class ServerHandle:
         return str(self.server.ota_url)
 
     def wait_for(self, device_id: str, type: str | None = None, *, timeout: float = 5.0, **kw: Any) -> Any:
-        return self._call(self.server.wait_for(device_id, type, timeout=timeout, **kw), timeout + 5)
+        """The first matching record; a timeout fails the test with its cause (no hello, MCP, audio)."""
+        try:
+            return self._call(self.server.wait_for(device_id, type, timeout=timeout, **kw), timeout + 5)
+        except TimeoutError as exc:
+            fail_with(self.timeout_cause(device_id, type, timeout, str(exc)), board_level=False)
+
+    def timeout_cause(self, device_id: str, type: str | None, timeout: float, detail: str = "") -> Cause:
+        """What a wait for ``type`` that timed out means, judged from what the server recorded."""
+        records = self.server.transcript(device_id) if self.server is not None else []
+        if not any(r.get("type") == "hello" and r.get("dir") == "rx" for r in records):
+            return Cause("no_hello", f"the board opened no session with the server at {self.host}:{self.port} "
+                                     f"(no hello from it within {timeout:g} s)")
+        if not any(r.get("type") == "hello" and r.get("dir") == "tx" for r in records):
+            return Cause("no_hello", f"the server at {self.host}:{self.port} did not answer the board's hello "
+                                     f"within {timeout:g} s (the firmware gives up on a session after 10 s)")
+        if type in ("mcp", "mcp_done"):
+            return Cause("mcp_timeout", f"the board did not finish the MCP exchange within {timeout:g} s "
+                                        f"({detail.split(': ', 1)[-1][:160]})")
+        return Cause("audio_timeout", f"no {type or 'record'} within {timeout:g} s of the voice turn "
+                                      f"({detail.split(': ', 1)[-1][:160]})")
 
     def summary(self, device_id: str) -> Any:
         return self.server.summary(device_id)
@@ -163,9 +188,10 @@ class ServerHandle:
         return list(self.server.devices())
 
 
-def suite_scenario(transport: str) -> dict[str, Any]:
-    """SUITE_SCENARIO with the OTA preset that hands out ``transport``."""
+def suite_scenario(transport: str, overlay: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SUITE_SCENARIO with the OTA preset that hands out ``transport`` (and ``overlay``'s profile fields)."""
     default = dict(SUITE_SCENARIO["devices"]["default"], ota=transport)
+    default.update(overlay or {})
     return {"devices": {"default": default}}
 
 
@@ -196,11 +222,19 @@ def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) ->
     into the JUnit report as the suite property ``protocol_problems`` and into ``<xz-out>/problems.json`` (per
     device: kind, reason, count of connections, first evidence), which `xzbuild hil run` reports."""
     out = request.config.getoption("--xz-out")
+    overlay_path = request.config.getoption("--xz-scenario")
+    overlay = json.loads(Path(overlay_path).read_text(encoding="utf-8")) if overlay_path else None
     handle = ServerHandle(request.config.getoption("--xz-server-host"),
                           request.config.getoption("--xz-server-port"),
                           Path(out) / "transcripts" if out else None,
                           request.config.getoption("--xz-server-token"),
-                          request.config.getoption("--xz-transport"))
+                          request.config.getoption("--xz-transport"), overlay)
+    _RUN.server = handle
+    _RUN.out = Path(out) if out else None
+    _RUN.board = json.loads(Path(request.config.getoption("--xz-board")).read_text()) \
+        if request.config.getoption("--xz-board") else {}
+    app_path = request.config.getoption("app_path", default=None) or "."
+    _RUN.build = Path(app_path) / (request.config.getoption("build_dir", default=None) or "build")
     yield handle
     devices = handle.server.ctx.recorder.devices if handle.server is not None else {}
     problems = {dev_id: list(dev.problems) for dev_id, dev in devices.items() if dev.problems}
@@ -265,6 +299,88 @@ def booted(dut: Any) -> Any:
 
 @pytest.fixture
 def idle(booted: Any) -> Any:
-    """The dut after activation finished (OTA check done, state idle)."""
-    booted.expect(re.compile(rb"StateMachine: State: activating -> idle"), timeout=20)
+    """The dut after activation finished (OTA check done, state idle); a board that cannot get there fails
+    at once with its cause (no Wi-Fi, OTA unreachable, activation refused, crash), not at the timeout."""
+    expect_state(booted, IDLE, timeout=20, what="activation to finish (State: activating -> idle)")
     return booted
+
+
+IDLE = re.compile(rb"StateMachine: State: activating -> idle")
+
+
+class _Run:
+    """What the causes need to know about this session's board: its facts, server, build and output dir."""
+
+    def __init__(self) -> None:
+        self.server: ServerHandle | None = None
+        self.out: Path | None = None
+        self.board: dict[str, Any] = {}
+        self.build: Path | None = None
+        self.down: Cause | None = None  # a board-level cause: every later test fails at once with it
+
+
+_RUN = _Run()
+#: causes that no later test of the session can get past (the board never reaches idle)
+BOARD_LEVEL = {"crash", "no_wifi", "wifi_timeout", "ota_url_unset", "ota_unreachable", "ota_refused",
+               "activation_refused"}
+
+
+def fail_with(cause: Cause, board_level: bool | None = None) -> None:
+    """Fail the running test with ``cause`` as its one-line message and record it in ``<xz-out>/cause.json``
+    (the first cause of the session, which `xzbuild hil run` reports)."""
+    if board_level if board_level is not None else cause.kind in BOARD_LEVEL:
+        _RUN.down = _RUN.down or cause
+    if _RUN.out is not None and not (_RUN.out / "cause.json").exists():
+        from xzbuild.core.fsutil import atomic_write_text
+
+        _RUN.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(_RUN.out / "cause.json", json.dumps({"kind": cause.kind, "message": cause.message}) + "\n")
+    pytest.fail(str(cause), pytrace=False)
+
+
+def _log(dut: Any) -> bytes:
+    try:
+        return Path(dut.logfile).read_bytes()
+    except (OSError, TypeError, AttributeError):
+        return b""
+
+
+def _symbols(log: bytes) -> dict[int, str]:
+    """Backtrace addresses named from the build's ELF, when the build dir keeps one."""
+    addresses = backtrace_addresses(log)
+    elves = sorted(_RUN.build.glob("*.elf")) if _RUN.build is not None and addresses else []
+    if not elves:
+        return {}
+    try:
+        return elf_symbols(elves[0].read_bytes(), addresses)
+    except Exception:  # a symbol-less or foreign ELF only costs the names
+        return {}
+
+
+def expect_state(dut: Any, pattern: re.Pattern[bytes], timeout: float = 20, what: str = "") -> Any:
+    """``dut.expect(pattern)``, but a line that says why the board cannot get there fails the test at once
+    with that cause, and a timeout fails with the cause the log shows (or the last state reached)."""
+    if _RUN.down is not None:
+        pytest.fail(f"{_RUN.down} (found earlier in this run; not waited for again)", pytrace=False)
+    ota_url = _RUN.board.get("ota_url")
+    try:
+        match = dut.expect([pattern, ANY_CAUSE], timeout=timeout)
+    except pexpect.TIMEOUT:
+        log = _log(dut)
+        cause = diagnose(log, ota_url, _symbols(log)) or Cause(
+            "stuck", f"no {what or pattern.pattern.decode()} within {timeout:g} s "
+                     f"(last state: {last_state(log) or 'none reported'})")
+        fail_with(cause)
+    if pattern.search(match.group(0)):
+        return match
+    fail_from_line(dut, match.group(0))
+
+
+def fail_from_line(dut: Any, line: bytes) -> None:
+    """Fail with the cause ``line`` (just read from ``dut``) shows, read together with the log so far."""
+    seen = _log(dut) + line
+    if b"abort()" in line or b"Guru Meditation" in line:
+        with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):  # the panic handler prints the backtrace next
+            seen += dut.expect(re.compile(rb"Rebooting\.\.\."), timeout=3, return_what_before_match=True)
+    ota_url = _RUN.board.get("ota_url")
+    fail_with(diagnose(seen, ota_url, _symbols(seen)) or Cause("stuck", line.decode(errors="replace").strip()))

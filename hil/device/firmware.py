@@ -171,7 +171,10 @@ class XiaozhiDevice:
         register_all(self.mcp, self.info, self.values, self.log, self.reboot_soon)
         asyncio.create_task(self._heartbeat())
         if not self.settings.ota_url:
-            self.log("W", "WifiBoard", "WiFi connection timeout, entering config mode")
+            # never provisioned: WifiBoard::TryWifiConnect finds no SSID, waits 1.5 s for the board version to
+            # show, and StartWifiConfigMode reports NetworkEvent::WifiConfigModeEnter (wifi_board.cc)
+            await asyncio.sleep(1.5)
+            self.log("I", "WifiBoard", "WiFi config mode entered")
             self.set_state("wifi_configuring")
             assert self._provisioned is not None
             asyncio.create_task(self._wait_provisioned())
@@ -370,6 +373,10 @@ class XiaozhiDevice:
         self.log("E", "vboard", why)
         if not self._stopped and self.generation == self.board.generation:
             self.board.print_line("abort() was called at PC 0x42008a1b on core 0")
+            if self.board.chip.name in ("esp32", "esp32s2", "esp32s3"):
+                # the Xtensa panic handler's backtrace (PC:SP pairs); RISC-V chips print a register dump instead
+                self.board.print_line("")
+                self.board.print_line("Backtrace: 0x42008a1b:0x3fcebd10 0x4037a1e5:0x3fcebd30 0x42008c4e:0x3fcebd50")
             self.board.print_line("Rebooting...")
         threading.Timer(0.05, lambda: self.board.boot(reason="0xc (RTC_SW_CPU_RST)")).start()
 

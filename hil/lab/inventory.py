@@ -61,6 +61,10 @@ LAB_SCHEMA: dict[str, Any] = {
                 "power_on": {"type": "string", "description": "shell command that powers the board on"},
                 "power_off": {"type": "string", "description": "shell command that powers the board off"},
                 "nvs_image": {"type": "string"},
+                "emulated": {"type": "boolean", "description": "a virtual board started by hand (xzbuild vboard) "
+                                                                "and reached through port: rfc2217://…"},
+                "server_port": {"type": "integer", "minimum": 1, "maximum": 65535,
+                                "description": "this board's reference-server port (its provisioned OTA URL's)"},
                 "virtual": {"type": "object", "additionalProperties": False, "properties": {
                     "chip": {"enum": CHIPS}, "flash": {"type": "string", "pattern": SIZE},
                     "psram": {"type": "string", "pattern": SIZE}, "mac": {"type": "string"},
@@ -87,6 +91,8 @@ class LabBoard:
     reset: str = "auto"
     power: dict[str, str] = field(default_factory=dict)
     nvs_image: Path | None = None
+    server_port: int = 0  # 0: the lab's server.port + the board's index in the inventory
+    emulated: bool = False  # a virtual board started by hand (port: rfc2217://…): the fast RFC2217 client
     virtual: dict[str, Any] | None = None
     location: Location | None = None
 
@@ -170,6 +176,10 @@ def load_lab(path: Path) -> Lab:
         if virtual is None and not (raw.get("port") or raw.get("usb")):
             errors.append(UserError(f"{where}: say how to reach the board: port: or usb: {{serial|vid_pid|location}}",
                                     doc.location(where)))
+        if raw.get("emulated") and not str(raw.get("port") or "").startswith("rfc2217://"):
+            errors.append(UserError(f"{join(where, 'emulated')}: a board started by hand with `xzbuild vboard` is "
+                                    "reached through port: rfc2217://HOST:PORT; add that port",
+                                    doc.location(join(where, "emulated"), key=True)))
         if raw["id"] in seen:
             errors.append(UserError(f"{join(where, 'id')}: duplicate board id {raw['id']!r} (first at {seen[raw['id']]})",
                                     doc.location(join(where, "id"))))
@@ -182,6 +192,7 @@ def load_lab(path: Path) -> Lab:
             usb=dict(raw.get("usb") or {}), mac=(raw.get("mac") or (virtual or {}).get("mac") or None),
             capabilities=list(raw.get("capabilities") or []), reset=raw.get("reset", "auto"),
             power={k: raw[f"power_{k}"] for k in ("on", "off") if raw.get(f"power_{k}")}, nvs_image=(path.parent / nvs).resolve() if nvs else None,
+            server_port=int(raw.get("server_port") or 0), emulated=bool(raw.get("emulated")),
             virtual=dict(virtual) if virtual is not None else None, location=doc.location(where)))
     if errors:
         raise UserErrors(errors)

@@ -44,7 +44,7 @@ def run_lab(inv: Lab, found: list[BuildFacts], board_ids: list[str], out_dir: Pa
         where = str(inv.path)
     if one_per_variant:
         wants = one_per_build(wants)
-    if hardware is None and all(w.first.board.is_virtual for w in wants):
+    if hardware is None and all(w.first.board.is_virtual or w.first.board.emulated for w in wants):
         markers = "not hardware"
     if not wants:
         if client is not None:

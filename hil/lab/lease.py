@@ -160,4 +160,15 @@ def new_run_id() -> str:
 
 
 def default_holder() -> str:
-    return os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    """Who this process holds leases as: ``$USER``, else ``$LOGNAME``, else the name of its uid (as
+    ``getpass.getuser`` falls back to the password database), else ``uid<N>``; the one identity both
+    `hil lock` and `hil unlock` use."""
+    for var in ("USER", "LOGNAME"):
+        if os.environ.get(var):
+            return os.environ[var]
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return f"uid{os.getuid()}" if hasattr(os, "getuid") else "unknown"

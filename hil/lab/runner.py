@@ -45,6 +45,7 @@ class Assignment:
     place: str | None = None  # labgrid place name (backend: labgrid)
     power_cycle: Callable[[], None] | None = None  # the place's power driver, when it has one
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the suite (labgrid holder)
+    ota_url: str | None = None  # the OTA URL the board was given (named in an "OTA unreachable" cause)
 
 
 @dataclass
@@ -66,6 +67,8 @@ class BoardResult:
     # deviations the reference server tolerated (from the suite's problems.json): device, kind, reason, count,
     # first evidence; recorded, never a failure unless `hil run --strict-protocol`
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # why the board failed, in one line (hil/lab/causes.py: kind and message), from the suite's cause.json
+    cause: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,15 +128,56 @@ def virtual_assignments(builds: list[BuildFacts], count: int) -> list[Assignment
         handle = spawn(spec)
         board = LabBoard(id=board_id, chip=build.chip, flash=spec.flash, psram=None, variant=build.variant,
                          port=handle.url, mac=handle.mac, virtual={"chip": build.chip})
-        out.append(Assignment(board, build, handle.url, port, handle))
+        out.append(Assignment(board, build, handle.url, port, handle, ota_url=spec.ota_url))
     return out
+
+
+def board_server_port(lab: Lab, board: LabBoard) -> int:
+    """The reference-server port of ``board``: its own ``server_port`` in lab.yaml, else the lab's
+    ``server.port`` plus the board's index in the inventory (not in this run: `hil run --board X` must not
+    move X's server away from the URL provisioned into it); 0 = any free port."""
+    if board.server_port:
+        return board.server_port
+    if not lab.server_port:
+        return 0
+    return lab.server_port + next(i for i, b in enumerate(lab.boards) if b.id == board.id)
+
+
+def provisioned_url(board: LabBoard) -> str | None:
+    """The OTA URL in the board's provisioned NVS image (``nvs_image`` in lab.yaml), if it has one."""
+    if board.nvs_image is None or not board.nvs_image.is_file():
+        return None
+    from hil.vboard.nvs import read_string
+
+    try:
+        return read_string(board.nvs_image.read_bytes()[: 64 << 20], "wifi", "ota_url")
+    except (ValueError, IndexError, OSError):
+        return None
+
+
+def check_provisioned_url(board: LabBoard, url: str | None, host: str, port: int) -> str | None:
+    """Why the board's provisioned OTA URL cannot reach the server this run starts (None when it can)."""
+    from urllib.parse import urlsplit
+
+    if not url or not port:
+        return None
+    try:
+        parts = urlsplit(url)
+        url_port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"board {board.id}: its NVS image's OTA URL {url!r} is not a valid URL; provision it again"
+    if url_port != port:
+        return (f"board {board.id}: its NVS image ({board.nvs_image}) names OTA URL {url}, but this run serves "
+                f"the board at port {port} (http://{host}:{port}/xiaozhi/ota/); set server_port: {url_port} "
+                "for it in lab.yaml or provision it again")
+    return None
 
 
 def lab_assignments(lab: Lab, builds: list[BuildFacts], board_ids: list[str]) -> list[Assignment]:
     """Inventory boards paired with the build of the variant they carry (or the one given explicitly)."""
     boards = [lab.board(b) for b in board_ids] if board_ids else lab.boards
     out = []
-    for index, board in enumerate(boards):
+    for board in boards:
         if board_ids and len(builds) == 1:
             build = builds[0]  # explicit pairing: identity check decides
         else:
@@ -141,19 +185,23 @@ def lab_assignments(lab: Lab, builds: list[BuildFacts], board_ids: list[str]) ->
             if not match:
                 continue
             build = match[0]
-        port = lab.server_port + index if lab.server_port else free_port()
+        port = board_server_port(lab, board) or free_port()
         handle = None
         url = board.port or ""
+        ota_url = provisioned_url(board)
+        mismatch = check_provisioned_url(board, ota_url, lab.server_host, port)
+        if mismatch:
+            raise UserError(mismatch)
         if board.virtual is not None:
             v = board.virtual
+            ota_url = f"http://127.0.0.1:{port}/xiaozhi/ota/"
             handle = spawn(VirtualSpec(name=board.id, chip=v.get("chip", board.chip), flash=v.get("flash", board.flash),
                                        psram_mb=int(str(v.get("psram", "0MB")).removesuffix("MB") or 0),
-                                       mac=board.mac, port=int(v.get("port", 0)),
-                                       ota_url=f"http://127.0.0.1:{port}/xiaozhi/ota/"))
+                                       mac=board.mac, port=int(v.get("port", 0)), ota_url=ota_url))
             url = handle.url
         if not url:
             url = resolve_usb_port(board)
-        out.append(Assignment(board, build, url, port, handle))
+        out.append(Assignment(board, build, url, port, handle, ota_url=ota_url))
     return out
 
 
@@ -237,8 +285,10 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
         result.seconds = time.monotonic() - started
         return result
     facts = {"id": a.board.id, "chip": found.chip, "mac": found.mac, "variant": a.build.variant,
-             "board_name": a.build.board_name, "version": a.build.version, "virtual": a.board.is_virtual,
-             "power": a.board.power, "capabilities": a.board.capabilities, "place": a.place, "port": a.url}
+             "board_name": a.build.board_name, "version": a.build.version,
+             "virtual": a.board.is_virtual or a.board.emulated,
+             "power": a.board.power, "capabilities": a.board.capabilities, "place": a.place, "port": a.url,
+             "ota_url": a.ota_url}
     atomic_write_text(board_out / "board.json", json.dumps(facts, indent=2, sort_keys=True))
     build_dir = with_nvs_image(a.build.path, a.board.nvs_image, board_out / "build") if a.board.nvs_image else a.build.path
     cmd = [sys.executable, "-m", "pytest", str(SUITE), "-p", "hil.plugin", "--embedded-services", "esp,idf",
@@ -263,10 +313,12 @@ def run_board(a: Assignment, out: Path, host: str, markers: str, pytest_args: li
         if FLASH_BOOT_TEST in times and SESSION_TEST in times:
             result.timings["flash_boot_session_s"] = round(times[FLASH_BOOT_TEST] + times[SESSION_TEST], 3)
     result.problems = read_problems(board_out / "problems.json")
+    result.cause = read_cause(board_out / "cause.json")
     ok = returncode == 0 and result.tests.get("tests", 0) > 0
     result.status = "passed" if ok else "failed"
     if not ok:
-        result.message = _first_failure(junit) or f"pytest exited with {returncode}; see {board_out / 'pytest.log'}"
+        result.message = (f"{result.cause['kind']}: {result.cause['message']}" if result.cause else
+                          _first_failure(junit) or f"pytest exited with {returncode}; see {board_out / 'pytest.log'}")
     result.seconds = round(time.monotonic() - started, 2)
     return result
 
@@ -282,6 +334,17 @@ def read_problems(path: Path) -> list[dict[str, Any]]:
         return []
     return [{"device": str(dev), **item} for dev, items in sorted(data.items()) if isinstance(items, list)
             for item in items if isinstance(item, dict)]
+
+
+def read_cause(path: Path) -> dict[str, str]:
+    """The first failure cause the suite recorded (``{"kind", "message"}``), or {} when it recorded none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("kind", "message")):
+        return {}
+    return {"kind": data["kind"], "message": data["message"][:500]}
 
 
 _CHILDREN: set[subprocess.Popen[bytes]] = set()

@@ -169,6 +169,11 @@ async def handle_activate(ctx: ServerContext, request: web.Request) -> web.Respo
         conn.record("rx", "http", "activate", method=request.method, path=request.path, size=len(body),
                     headers=_kept_headers(request), json_obj=obj if isinstance(obj, dict) else None,
                     problems=problems, attempt=attempt)
+        if prof.activation_refuse:
+            status = prof.activation_refuse
+            conn.record("tx", "http", "activate", status=status, size=2, json_obj={})
+            return web.Response(status=status, text='{"error": "activation refused by the scenario"}',
+                                content_type="application/json")
         if attempt <= prof.activation_pending:
             status = 202
         else:

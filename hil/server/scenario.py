@@ -68,6 +68,7 @@ class DeviceProfile:
     activation_code: str = "123456"
     activation_challenge: str = "xzbuild-challenge"
     activation_pending: int = 2
+    activation_refuse: int = 0  # an HTTP status (4xx/5xx) to answer every /activate with: a refused activation
     activation_hmac_key: str = ""  # hex of the board's eFuse HMAC key, if known: the activation hmac is verified
     firmware_version: str = "newer"  # "newer" = device's version with its last segment + 1
     firmware_file: str = "firmware.bin"
@@ -165,6 +166,9 @@ def _profile(base: DeviceProfile, data: Any, where: str, path: str) -> DevicePro
         raise _fail(f"{where}.protocol_version", "must be 1, 2 or 3", path)
     if prof.sample_rate not in OPUS_RATES:
         raise _fail(f"{where}.sample_rate", f"must be one of {OPUS_RATES}", path)
+    if prof.activation_refuse and (not isinstance(prof.activation_refuse, int) or isinstance(prof.activation_refuse, bool)
+                                   or not 400 <= prof.activation_refuse <= 599):
+        raise _fail(f"{where}.activation_refuse", "must be 0 (answer normally) or an HTTP status 400-599", path)
     if prof.frame_duration not in (10, 20, 40, 60):
         raise _fail(f"{where}.frame_duration", "must be 10, 20, 40 or 60 ms", path)
     try:

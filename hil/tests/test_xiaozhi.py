@@ -13,9 +13,10 @@ import shlex
 import subprocess
 from typing import Any
 
+import pexpect
 import pytest
 
-from hil.plugin import SUITE_SCENARIO, expect_boot_line
+from hil.plugin import IDLE, SUITE_SCENARIO, expect_boot_line, expect_state, fail_from_line, fail_with
 from hil.protocol.tools_table import expected_tool_names
 
 TURN = SUITE_SCENARIO["devices"]["default"]["turns"][0]
@@ -44,13 +45,16 @@ def test_mcp_tool_list_matches_the_board(booted: Any, xz_server: Any, device_id:
     facts = xz_app["board"]
     announced, user_only = [], []
     while True:
-        m = booted.expect(line(r"MCP: Add tool: ([\w.]+)( \[user\])?|State: starting -> \w+"), timeout=10)
+        m = expect_state(booted, line(r"MCP: Add tool: ([\w.]+)( \[user\])?|State: starting -> (\w+)"), timeout=10,
+                         what="the board's MCP tools (MCP: Add tool)")
+        if m.group(3) and m.group(3) != b"activating":
+            fail_from_line(booted, m.group(0))  # e.g. starting -> wifi_configuring: never provisioned
         if not m.group(1):
             break
         announced.append(m.group(1).decode())
         if m.group(2):
             user_only.append(m.group(1).decode())
-    booted.expect(line(r"State: activating -> idle"), timeout=20)
+    expect_state(booted, IDLE, timeout=20, what="activation to finish (State: activating -> idle)")
     booted.write("listen\n")
     xz_server.srv.wait_for(device_id, type="mcp_done", timeout=15)
     mcp = xz_server.srv.summary(device_id)["mcp"]
@@ -71,8 +75,15 @@ def test_mcp_tool_list_matches_the_board(booted: Any, xz_server: Any, device_id:
 def test_voice_round_trip(idle: Any, xz_server: Any, device_id: str) -> None:
     idle.write("listen\n")
     idle.expect(line(r"State: idle -> connecting"), timeout=5)
-    idle.expect(line(r"State: connecting -> listening"), timeout=10)
-    idle.expect(line(r"Application: >> " + re.escape(TURN["stt"])), timeout=10)
+    try:
+        idle.expect(line(r"State: connecting -> listening"), timeout=10)
+    except pexpect.TIMEOUT:
+        fail_with(xz_server.timeout_cause(device_id, "hello", 10), board_level=False)
+    try:
+        idle.expect(line(r"Application: >> " + re.escape(TURN["stt"])), timeout=10)
+    except pexpect.TIMEOUT:
+        fail_with(xz_server.timeout_cause(device_id, "stt", 10, "no speech-to-text answer to the board's audio"),
+                  board_level=False)
     idle.expect(line(r"State: listening -> speaking"), timeout=5)
     idle.expect(line(r"Application: << " + re.escape(TURN["sentences"][0])), timeout=10)
     played = idle.expect(line(r"played (\d+) downlink frames"), timeout=15)

@@ -231,7 +231,7 @@ def _scan_coordinator(address: str, as_json: bool) -> None:
 @click.argument("board")
 @click.option("--lab", default="lab.yaml", show_default=True, help=LAB_HELP)
 @click.option("--for", "duration", default="1h", show_default=True, help="lease length (s, m, h, d)")
-@click.option("--holder", default=None, help="who holds it (default: $USER)")
+@click.option("--holder", default=None, help="who holds it (default: $USER, else your uid's name)")
 def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
     """Lease a board by hand (e.g. while debugging at the bench); it expires after --for."""
     from hil.lab.lease import LeaseStore, default_holder, new_run_id
@@ -254,9 +254,7 @@ def lock_cmd(board: str, lab: str, duration: str, holder: str | None) -> None:
 @click.option("--force", is_flag=True, help="also remove someone else's lease")
 def unlock_cmd(board: str, lab: str, force: bool) -> None:
     """Release a board's lease (your manual lease; --force for any)."""
-    import getpass
-
-    from hil.lab.lease import LeaseStore
+    from hil.lab.lease import LeaseStore, default_holder
     from xzbuild.core.errors import UserError
 
     inv = _load(lab)
@@ -266,7 +264,7 @@ def unlock_cmd(board: str, lab: str, force: bool) -> None:
     if current is None:
         click.echo(f"{board} is not locked")
         return
-    if not force and current.holder not in (getpass.getuser(), __import__("os").environ.get("USER")):
+    if not force and current.holder != default_holder():
         raise UserError(f"{current.describe()}; not yours: pass --force to remove it")
     store.release(board)
     click.echo(f"unlocked {board}")
