@@ -56,9 +56,7 @@ for r in map(json.loads, open(sys.argv[1])):
 
 step "The release as a web page: board catalog with Install/Update buttons (ESP Web Tools bundled from npm)"
 $X assets build bread-compact-wifi --out "$OUT/assets" >/dev/null
-mkdir -p "$OUT/previews"
-$X assets preview "$OUT/assets/bread-compact-wifi/assets.bin" -o "$OUT/previews/bread-compact-wifi.png"
-$X release site --dist "$OUT/dist" -o "$OUT/site" --previews "$OUT/previews" --hil "$OUT/hil-results.jsonl"
+$X release site --dist "$OUT/dist" -o "$OUT/site" --hil "$OUT/hil-results.jsonl"
 echo "site: $PWD/$OUT/site/index.html (serve it: python3 -m http.server -d $OUT/site 8000, then open http://localhost:8000)"
 
 printf '\nDone: everything is under %s/\n' "$OUT"

@@ -47,8 +47,11 @@ for (const form of document.querySelectorAll("form.own-server-form")) {
       activate.textContent = `Install ${holder.dataset.variant} with my server`;
       button.append(activate);
       holder.append(button);
-      status.textContent = `Ready: the board will use ${entries[0][1].map(([k]) => k).join(", ")} from its ` +
-        `settings partition (0x${offset.toString(16)}). Press the button to install.`;
+      // the values themselves, as they will be written (the password only by its length)
+      const said = entries[0][1].map(([k, v]) => (k.startsWith("password")
+        ? `${k} (${[...v].length} characters)` : `${k} "${v}"`));
+      status.textContent = `Ready: this writes ${said.join(", ")} into the settings partition at ` +
+        `0x${offset.toString(16)}. Press the button to install.`;
     } catch (e) {
       status.textContent = e && e.message ? e.message : String(e);
     }

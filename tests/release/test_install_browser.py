@@ -110,6 +110,7 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
                 page.fill(f"#{variant} .own-server-form input[name={name}]", value)
             page.click(f"#{variant} .own-server-form button[type=submit]")
             page.wait_for_selector(f"#{variant} esp-web-install-button[data-kind=own] button")
+            console.append("own-server-status: " + (page.text_content(f"#{variant} .own-server-status") or ""))
         started = time.monotonic()
         page.click(f"#{variant} esp-web-install-button[data-kind={kind}] button")
         page.click("ewt-install-dialog ew-list-item >> nth=0")  # "Install <name>" on the dashboard
@@ -222,6 +223,10 @@ def test_factory_install_with_my_own_server_on_a_p4x(site: tuple[Path, Path], br
                                        revision="p4x", own={"ota_url": mine.ota_url, "ssid": "café wifi",
                                                             "password": "pw:12345678"})
             assert any("ESP32-P4" in line for line in console)  # esptool-js's chip detection
+            # the form shows the values it writes (issue 41), not just their key names
+            status = next(line for line in console if line.startswith("own-server-status: "))
+            assert f'ota_url "{mine.ota_url}"' in status and 'ssid "café wifi"' in status, status
+            assert "password (11 characters)" in status and "pw:12345678" not in status, status
             merged = (dist / P4X / "merged-binary.bin").read_bytes()
             assert board.flash.read(0, 0x9000) == merged[:0x9000]
             assert board.flash.read(0xD000, len(merged) - 0xD000) == merged[0xD000:]

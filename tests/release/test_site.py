@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import shutil
 import sys
@@ -183,7 +184,6 @@ ERROR_CASES = [
     ("remote-part", _absolute_part, [], "part path 'https://example.com/fw.bin' is not relative to the manifest"),
     ("bad-date", None, ["--date", "1st of May"], "--date '1st of May': expected YYYY-MM-DD"),
     ("no-web-tools", None, ["--web-tools", "{tmp}/nowhere"], "not an esp-web-tools package"),
-    ("no-previews-dir", None, ["--previews", "{tmp}/nowhere"], "--previews {tmp}/nowhere: no such directory"),
 ]
 
 
@@ -223,22 +223,51 @@ def test_refuses_to_replace_a_directory_it_did_not_write(small_dist: Path, tmp_p
 
 
 def test_hil_results_and_previews_are_shown(small_dist: Path, tmp_path: Path) -> None:
-    from PIL import Image
-
     from hil.lab.runner import BoardResult
 
-    previews = tmp_path / "previews"
-    previews.mkdir()
-    Image.new("RGB", (64, 32), (10, 120, 200)).save(previews / "bread-compact-wifi.png")
     hil = tmp_path / "hil.jsonl"
     result = BoardResult("vb1", "bread-compact-wifi", "esp32s3", "passed", tests={"tests": 7, "failures": 0})
     hil.write_text(json.dumps(result.as_dict()) + "\n")
-    assert main(site_args(small_dist, tmp_path / "site", "--previews", str(previews), "--hil", str(hil))) == 0
+    assert main(site_args(small_dist, tmp_path / "site", "--hil", str(hil))) == 0
     html = (tmp_path / "site" / "boards" / "bread-compact-wifi.html").read_text()
     assert "Hardware-in-the-loop: <strong>passed</strong> on vb1 (7 tests, 0 failed)" in html
-    assert (tmp_path / "site" / "previews" / "bread-compact-wifi.png").read_bytes() == \
-        (previews / "bread-compact-wifi.png").read_bytes()
+    assert (tmp_path / "site" / "previews" / "bread-compact-wifi.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert 'src="../previews/bread-compact-wifi.png"' in html
+
+
+def _drop_assets(dist: Path, variant: str) -> None:
+    path = dist / variant / "release.json"
+    record = json.loads(path.read_text())
+    record["files"] = [f for f in record["files"] if f.get("role") != "assets"]
+    path.write_text(json.dumps(record))
+
+
+def test_each_preview_is_rendered_from_the_assets_image_that_ships(small_dist: Path, tmp_path: Path) -> None:
+    """Issue 41: the preview is the bundle the variant flashes (the release's `assets` file), not a PNG from
+    somewhere else: a PNG lying in the variant's directory is ignored, a changed shipped bundle changes the
+    preview, and a variant that flashes no assets image has none."""
+    from PIL import Image
+
+    from assets_gen.container import pack_container, read_container
+
+    dist = tmp_path / "dist"
+    shutil.copytree(small_dist, dist)
+    Image.new("RGB", (64, 32), (10, 120, 200)).save(dist / "bread-compact-wifi" / "preview.png")  # a stray PNG
+    _drop_assets(dist, "bread-compact-esp32")
+    assert main(site_args(dist, tmp_path / "site")) == 0
+    shown = (tmp_path / "site" / "previews" / "bread-compact-wifi.png").read_bytes()
+    assert shown != (dist / "bread-compact-wifi" / "preview.png").read_bytes()
+    assert Image.open(io.BytesIO(shown)).size != (64, 32)
+    assert not (tmp_path / "site" / "previews" / "bread-compact-esp32.png").exists()
+    assert "previews/bread-compact-esp32.png" not in (tmp_path / "site" / "boards" / "bread-compact-esp32.html").read_text()
+    record = json.loads((dist / "bread-compact-wifi" / "release.json").read_text())
+    (shipped,) = [f["path"] for f in record["files"] if f.get("role") == "assets"]
+    index = read_container((dist / shipped).read_bytes()).member("index.json")
+    assert index is not None  # the stand-in's bundle: what the firmware would load
+    big = pack_container([("index.json", index), ("extra.bin", bytes(4096))])
+    (dist / shipped).write_bytes(big)
+    assert main(site_args(dist, tmp_path / "site2")) == 0
+    assert (tmp_path / "site2" / "previews" / "bread-compact-wifi.png").read_bytes() != shown
 
 
 def test_reads_the_merged_release_of_the_workflow(dist: Path, tmp_path: Path,

@@ -22,17 +22,19 @@ def release() -> None:
               show_default=True, help="Board files for display/codec/network facts (skipped if absent).")
 @click.option("--web-tools", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The esp-web-tools npm package dir (default: $XZBUILD_WEB_TOOLS, ./node_modules, .venv/npm).")
-@click.option("--previews", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Dir of asset previews (`assets preview` output) named <full_name>.png.")
 @click.option("--hil", "hil", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
               help="`xzbuild hil run --json` output to show as verification (repeatable).")
 @click.option("--date", default=None, metavar="YYYY-MM-DD", help="Release date shown on the pages.")
 @click.option("--title", default="xiaozhi firmware", show_default=True, help="Site title.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, previews: Path | None,
+def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None,
              hil: tuple[Path, ...], date: str | None, title: str, as_json: bool) -> None:
-    """Write a static catalog of DIST's variants with Install/Update buttons (ESP Web Tools bundled)."""
+    """Write a static catalog of DIST's variants with Install/Update buttons (ESP Web Tools bundled).
+
+    Each variant's asset preview is rendered here from the assets image that variant flashes (none when it
+    flashes none), so the page shows what ships."""
     import datetime
+    import tempfile
 
     from xzbuild.core.errors import UserError
     from xzbuild.release.site import SiteOptions, build_site, summary_dict
@@ -42,11 +44,13 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, pr
             datetime.date.fromisoformat(date)
         except ValueError:
             raise UserError(f"--date {date!r}: expected YYYY-MM-DD") from None
-    try:
-        summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
-                                         previews=previews, hil=hil, date=date, title=title))
-    except OSError as exc:  # the output place (or a file being copied) is not writable or readable
-        raise UserError(f"{exc.filename or out}: {exc.strerror or exc}; choose another --out") from None
+    with tempfile.TemporaryDirectory(prefix="xzbuild-previews-") as scratch:
+        previews = render_shipped_previews(dist, Path(scratch))
+        try:
+            summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
+                                             previews=previews, hil=hil, date=date, title=title))
+        except OSError as exc:  # the output place (or a file being copied) is not writable or readable
+            raise UserError(f"{exc.filename or out}: {exc.strerror or exc}; choose another --out") from None
     if as_json:
         click.echo(json.dumps(summary_dict(summary), indent=2, sort_keys=True))
         return
@@ -55,6 +59,39 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, pr
     click.echo(f"{summary.out}/index.html: {summary.variants} variant(s) on {summary.boards} board page(s), "
                f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB, "
                f"firmware {summary.firmware_bytes / 1e6:.1f} MB; ESP Web Tools {summary.web_tools}")
+
+
+#: an assets image larger than this is not read for a preview (the largest assets partition upstream has is 8 MB)
+PREVIEW_MAX_BYTES = 32 << 20
+
+
+def render_shipped_previews(dist: Path, into: Path) -> Path:
+    """``into/<full_name>.png`` for every variant of ``dist`` whose release flashes an assets image that reads
+    as an ``assets.bin`` bundle: rendered from those bytes, labelled with the variant and the file's name only
+    (no path of the machine that built it). Variants that flash no assets image get no preview."""
+    from assets_gen.inspect import inspect_bundle
+    from assets_gen.preview import render_preview
+    from xzbuild.core.errors import Location, UserError
+    from xzbuild.core.fsutil import confined_file
+    from xzbuild.release.inputs import read_release
+
+    if not dist.is_dir():
+        return into  # build_site says what is wrong with --dist
+    for variant in read_release(dist).variants:
+        entry = next((f for f in variant.files if f.role == "assets"), None)
+        if entry is None:
+            continue
+        path = confined_file(dist, entry.path, Location(str(dist / variant.full_name / "release.json")))
+        if path.stat().st_size > PREVIEW_MAX_BYTES:
+            raise UserError(f"{entry.path}: {path.stat().st_size:,} bytes, over the {PREVIEW_MAX_BYTES:,} an assets "
+                            "image can be; rebuild the release", Location(str(path)))
+        data = path.read_bytes()
+        report = inspect_bundle(data)
+        if not report.members:
+            continue  # not a bundle the firmware reads: nothing to show, and the page says nothing about it
+        png = render_preview(data, source=f"{variant.full_name}: {Path(entry.path).name}")
+        (into / f"{variant.full_name}.png").write_bytes(png)
+    return into
 
 
 COMMANDS = [release]

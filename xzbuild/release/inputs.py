@@ -132,10 +132,10 @@ def _manifest_problem(data: Any) -> str | None:
     return None
 
 
-def _find_preview(dist: Path, full_name: str, previews: Path | None) -> str | None:
-    candidates = [(dist, f"{full_name}/preview.png"), (dist, f"{full_name}/assets-preview.png")]
-    if previews is not None:
-        candidates += [(previews, f"{full_name}.png"), (previews, f"{full_name}/preview.png")]
+def _find_preview(previews: Path | None, full_name: str) -> str | None:
+    """The preview rendered for ``full_name`` (`release site` renders them from the assets image each variant
+    flashes); a PNG lying in the release directory is not taken, as nothing says what it shows."""
+    candidates = [(previews, f"{full_name}.png")] if previews is not None else []
     for root, rel in candidates:
         if (root / rel).exists() or (root / rel).is_symlink():
             return str(confined_file(root, rel))
@@ -193,7 +193,7 @@ def read_release(dist: Path, previews: Path | None = None, hil: list[Path] | Non
         variants.append(ReleasedVariant(
             full_name=name, record=record, files=_files(record, rpath), manifests=_manifests(dist, record, vdir),
             sdkconfig=sdkconfig if isinstance(sdkconfig, dict) else {},
-            preview=_find_preview(dist, name, previews), hil=hil_by_variant.get(name, [])))
+            preview=_find_preview(previews, name), hil=hil_by_variant.get(name, [])))
     if not variants:
         raise UserError(f"{dist}: no released variant (no */release.json); run `xzbuild matrix build --out {dist}` "
                         "first")
