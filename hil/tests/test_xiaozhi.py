@@ -56,7 +56,7 @@ def test_mcp_tool_list_matches_the_board(booted: Any, xz_server: Any, device_id:
             user_only.append(m.group(1).decode())
     expect_state(booted, IDLE, timeout=20, what="activation to finish (State: activating -> idle)")
     booted.write("listen\n")
-    xz_server.srv.wait_for(device_id, type="mcp_done", timeout=15)
+    xz_server.srv.wait_for(device_id, type="mcp_done", timeout=10)  # ~1-2 s on a board; a miss is a cause
     mcp = xz_server.srv.summary(device_id)["mcp"]
     # what the server listed is what the device announced: all tools with user tools, the rest without
     assert sorted(mcp["user_tools"]) == sorted(announced)

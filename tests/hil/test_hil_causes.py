@@ -66,7 +66,19 @@ def _assert_cause(tmp_path: Path, proc: subprocess.CompletedProcess[str], kind: 
     assert got["message"] == message
     assert "\n" not in message
     assert any(message in m for m in _junit_messages(tmp_path / "junit.xml")), message
-    return message
+    # the time to fail: the test that found the cause, from its start (reset, boot, waits) to its failure
+    timings = got["timings"]
+    assert isinstance(timings, dict)
+    failed = _failed_test(tmp_path)
+    assert timings[failed] <= FAIL_WITHIN_S, (failed, timings)
+    return f"{message} [{failed} failed after {timings[failed]:.1f} s]"
+
+
+def _failed_test(tmp_path: Path) -> str:
+    for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase"):
+        if any(node.tag in ("failure", "error") for node in case):
+            return case.get("name") or ""
+    raise AssertionError("no failed test in the JUnit report")
 
 
 # --- the diagnosis itself, on upstream's log wording -------------------------------------------------------
@@ -107,29 +119,40 @@ def _virtual_run(tmp_path: Path, build: Path, *extra: str) -> tuple[subprocess.C
                 "--junit", str(tmp_path / "junit.xml"), *extra)
 
 
-@pytest.mark.parametrize(("kind", "fields", "needles"), [
+SERVER_SIDE = [
     ("ota_refused", {"ota": "http500"}, ("HTTP 500", "http://127.0.0.1:")),
     ("activation_refused", {"ota": "activation", "activation_refuse": 403}, ("HTTP 403", "/xiaozhi/ota/")),
     ("mcp_timeout", {"mcp": {"enabled": False}}, ("MCP",)),
     ("audio_timeout", {"turns": [{"stt": "x", "audio": "tone", "after_audio_s": 600}]}, ("stt",)),
     ("no_hello", {"hello_delay_s": 60}, ("hello",)),
-])
-def test_server_side_cause(kind: str, fields: dict[str, object], needles: tuple[str, ...], s3_build: Path,
-                           tmp_path: Path) -> None:
-    scenario = _scenario(tmp_path, fields)
-    subset = "mcp_tool_list" if kind in ("mcp_timeout", "ota_refused", "activation_refused") else "voice_round_trip"
-    proc, took = _virtual_run(tmp_path, s3_build, "--xz-scenario", str(scenario), "-k", subset)
-    message = _assert_cause(tmp_path, proc, kind, *needles)
-    print(f"{kind}: failed in {took:.1f} s: {message}")
-    assert took <= FAIL_WITHIN_S + 10, f"{kind} took {took:.1f} s (suite start-up included)"
+]
+
+
+def test_each_server_side_cause(s3_build: Path, tmp_path: Path) -> None:
+    """The server-side causes, each provoked by a scenario on its own virtual board; the runs mostly wait
+    (that is the point), so they run side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(case: tuple[str, dict[str, object], tuple[str, ...]]) -> str:
+        kind, fields, needles = case
+        where = tmp_path / kind
+        where.mkdir()
+        subset = "mcp_tool_list" if kind in ("mcp_timeout", "ota_refused", "activation_refused") \
+            else "voice_round_trip"
+        proc, took = _virtual_run(where, s3_build, "--xz-scenario", str(_scenario(where, fields)), "-k", subset)
+        message = _assert_cause(where, proc, kind, *needles)
+        return f"{kind}: whole run {took:.1f} s: {message}"
+
+    with ThreadPoolExecutor(max_workers=len(SERVER_SIDE)) as pool:
+        for line in pool.map(one, SERVER_SIDE):
+            print(line)
 
 
 def test_crash_names_the_panic_and_its_backtrace(tmp_path: Path) -> None:
     build = make_build(tmp_path / "build", "esp32s3", assets_size=0, info={"self_check": "fail"})
     proc, took = _virtual_run(tmp_path, build, "-k", "mcp_tool_list")
     message = _assert_cause(tmp_path, proc, "crash", "abort() was called at PC 0x", "backtrace 0x")
-    print(f"crash: failed in {took:.1f} s: {message}")
-    assert took <= FAIL_WITHIN_S + 10
+    print(f"crash: whole run {took:.1f} s: {message}")
 
 
 # --- boards started by hand, as docs/lab.md's recipe says -------------------------------------------------
@@ -178,8 +201,8 @@ def test_unprovisioned_board_started_by_hand_says_no_wifi_quickly(s3_build: Path
         board.wait(10)
     message = _assert_cause(tmp_path, proc, "no_wifi", "Wi-Fi configuration mode")
     got = _one(proc)
+    assert float(got["seconds"]) <= FAIL_WITHIN_S + 5, got  # the board's whole suite, flashing included
     print(f"no_wifi: whole run {took:.1f} s, board {got['seconds']} s: {message}")
-    assert took <= FAIL_WITHIN_S + 15, took
     flash_s = got["timings"].get("test_boot_banner_shows_the_flashed_image")  # type: ignore[union-attr]
     assert flash_s is not None and flash_s < 10, got["timings"]  # fast client: ~2-3 s, stock pyserial 40-58 s
     board_json = json.loads((Path(str(got["out_dir"])) / "board.json").read_text())
@@ -204,7 +227,6 @@ def test_board_provisioned_for_another_host_says_ota_unreachable_with_the_url(s3
         board.wait(10)
     message = _assert_cause(tmp_path, proc, "ota_unreachable", url, "code=0x")
     print(f"ota_unreachable: whole run {took:.1f} s: {message}")
-    assert took <= FAIL_WITHIN_S + 15, took
 
 
 # --- ports per board, NVS URL check, holder identity -----------------------------------------------------
