@@ -28,6 +28,9 @@ from xzbuild.core.errors import Location, UserError
 from xzbuild.partitions.table import Partition, PartitionTable
 
 WIFI_NAMESPACE = "wifi"
+#: ``Application::CheckAssetsVersion`` (main/application.cc): ``Settings("assets").GetString("download_url")``;
+#: at the next boot the firmware erases the key, downloads the URL into the ``assets`` partition and applies it
+ASSETS_NAMESPACE, ASSETS_KEY, ASSETS_LABEL = "assets", "download_url", "assets"
 MAX_NETWORKS = 10  # esp-wifi-connect ssid_manager.cc MAX_WIFI_SSID_COUNT
 MAX_SSID_BYTES = 32  # char ssid[33]
 MAX_PASSWORD_BYTES = 64  # char password[65]
@@ -44,6 +47,7 @@ class Provision:
 
     ota_url: str | None = None
     networks: list[tuple[str, str]] = field(default_factory=list)
+    assets_url: str | None = None  # NVS assets/download_url: the board fetches its assets over Wi-Fi
 
     def entries(self) -> list[tuple[str, str]]:
         """(key, string value) in namespace ``wifi``, in the order they are written."""
@@ -113,6 +117,23 @@ def make_provision(ota_url: str | None, networks: Sequence[tuple[str, str]], whe
     return Provision(ota_url, list(networks))
 
 
+def check_assets_download(prov: Provision, table: PartitionTable, has_wifi: bool | None) -> None:
+    """``--assets-url`` only where the firmware can act on it: a board with Wi-Fi (``has_wifi``: from its
+    board file; None when unknown), networks in the same image (the image replaces the whole partition, so a
+    board given only the URL would have no network to fetch it over), and a partition labelled ``assets``."""
+    if not prov.assets_url:
+        return
+    if has_wifi is False:
+        raise UserError("--assets-url: this board has no Wi-Fi (its network is cellular or Ethernet), so it cannot "
+                        "download its assets; flash them over serial (the release's merged image)")
+    if not prov.networks:
+        raise UserError("--assets-url needs --wifi SSID:PASSWORD too: the image replaces the board's settings, "
+                        "and the board downloads its assets over that network")
+    if table.find(name=ASSETS_LABEL) is None:
+        raise UserError("--assets-url: the partition table has no partition labelled 'assets' for the firmware to "
+                        "download into", table.location())
+
+
 def nvs_partition(table: PartitionTable) -> Partition:
     """The partition ``nvs_flash_init`` opens: label ``nvs`` (type data, subtype nvs)."""
     part = table.find(name="nvs")
@@ -135,6 +156,9 @@ def build_image(prov: Provision, size: int) -> bytes:
         gen.write_entry(nvs, WIFI_NAMESPACE, "namespace", "", "")
         for key, value in prov.entries():
             gen.write_entry(nvs, key, "data", "string", value)
+        if prov.assets_url:
+            gen.write_entry(nvs, ASSETS_NAMESPACE, "namespace", "", "")
+            gen.write_entry(nvs, ASSETS_KEY, "data", "string", prov.assets_url)
         gen.nvs_close(nvs)
     except (gen.InsufficientSizeError, gen.PageFullError):
         raise UserError(f"the settings do not fit the {size:#x}-byte nvs partition; give fewer or shorter "

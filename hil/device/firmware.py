@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from hil.device import ota
+from hil.device import assets, ota
 from hil.device.channel import AudioChannel
 from hil.device.mcp import McpServer
 from hil.device.mqtt_channel import MqttChannel, initialize_protocol
@@ -191,6 +191,7 @@ class XiaozhiDevice:
         self.log("I", "WifiBoard", f"Connected to WiFi: {self.settings.ssid}")
         self.log("I", "Application", "Network connected")
         self.set_state("activating")
+        await assets.check_assets_version(self)  # before the version check, as Application::ActivationTask
         await self._check_new_version()
         self.transport = await initialize_protocol(self)
         self.log("I", "Application", "Activation done")

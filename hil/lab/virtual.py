@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hil.device import DeviceSettings, app_factory
-from hil.vboard.board import VirtualBoard
+from hil.vboard.board import BoardOptions, VirtualBoard
 from hil.vboard.chip import make_chip
 from hil.vboard.flash import Flash, parse_size
 from hil.vboard.rfc2217 import RFC2217Server
@@ -26,6 +26,7 @@ class VirtualSpec:
     ota_url: str = ""
     flash_file: Path | None = None
     revision: int | None = None  # chip revision major*100+minor (default: the chip's usual minimum)
+    line: str | None = None  # None (host speed), "uart" (USB-UART bridge) or "usb" (USB-Serial-JTAG): line.py
 
 
 @dataclass
@@ -58,7 +59,7 @@ def spawn(spec: VirtualSpec) -> VirtualHandle:
     mac = bytes.fromhex(spec.mac.replace(":", "")) if spec.mac else default_mac(spec.name)
     chip = make_chip(spec.chip, mac, revision=spec.revision, psram_mb=spec.psram_mb)
     flash = Flash(parse_size(spec.flash), spec.flash_file)
-    board = VirtualBoard(spec.name, chip, flash, app_factory(DeviceSettings()))
+    board = VirtualBoard(spec.name, chip, flash, app_factory(DeviceSettings()), BoardOptions(line=spec.line))
     if spec.ota_url:
         board.settings["ota_url"] = spec.ota_url
     server = RFC2217Server(board, port=spec.port).start()

@@ -18,6 +18,7 @@ from typing import Protocol
 from hil.vboard.boot import BootError, boot_app, read_image
 from hil.vboard.chip import ChipModel
 from hil.vboard.flash import Flash
+from hil.vboard.line import LineModel
 from hil.vboard.loader import SerialLoader
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class BoardOptions:
     latch_window: float = LATCH_WINDOW
     bootloader_log: bool = False  # xiaozhi builds set CONFIG_BOOTLOADER_LOG_LEVEL_NONE
     max_serial_log: int = 8 * 1024 * 1024
+    line: str | None = None  # "uart" (a USB-UART bridge) or "usb" (USB-Serial-JTAG): real line and flash speed
 
 
 class VirtualBoard:
@@ -88,6 +90,8 @@ class VirtualBoard:
         #: The app's NVS namespaces (``websocket``, ``mqtt``...); lost when the NVS partition is erased.
         self.nvs: dict[str, dict[str, object]] = {}
         flash.erase_hooks.append(self._on_flash_erase)
+        self.line = LineModel(self.options.line) if self.options.line else None
+        flash.timing = self.line is not None
 
     def _on_flash_erase(self, offset: int, length: int) -> None:
         if offset < NVS_END and offset + length > NVS_OFFSET:
@@ -109,11 +113,15 @@ class VirtualBoard:
             if record and len(self.serial_log) < self.options.max_serial_log:
                 self.serial_log += data
             sinks = list(self._sinks)
+        if self.line is not None:
+            self.line.pace(len(data), "tx")
         for sink in sinks:
             sink(data)
 
     def uart_rx(self, data: bytes) -> None:
         """Bytes the host sends to the chip."""
+        if self.line is not None:
+            self.line.pace(len(data), "rx")
         with self._lock:
             loader, app = self._loader, self._app
         if loader is not None:
@@ -209,6 +217,8 @@ class VirtualBoard:
             app.stop()
 
     def _banner(self, reason: str | None, download: bool) -> None:
+        if self.line is not None:
+            self.line.reset()  # the ROM's UART starts at 115200 again
         self._boot_started = time.monotonic()
         self.boot_count += 1
         power_on, spi_boot, download_boot = self.chip.boot_words
@@ -222,7 +232,7 @@ class VirtualBoard:
             self.print_line("waiting for download")
             # loader replies are binary SLIP traffic: sent, but not kept in the console log
             self._loader = SerialLoader(self.chip, self.flash, lambda d: self.uart_tx(d, record=False),
-                                        self._leave_loader)
+                                        self._leave_loader, on_baud=self.line.set_baud if self.line else None)
 
     def _leave_loader(self) -> None:
         self._schedule(lambda: self.boot(reason="0xc (RTC_SW_CPU_RST)"))

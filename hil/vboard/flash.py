@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from hil.vboard.line import erase_seconds, program_seconds
 from xzbuild.core.fsutil import atomic_write_bytes
 
 SECTOR = 0x1000
@@ -32,6 +33,10 @@ class Flash:
         self.path = path
         self._lock = threading.Lock()
         self.erase_hooks: list[Callable[[int, int], None]] = []
+        #: with a line model (hil/vboard/line.py): erases and writes accumulate the chip's typical busy time,
+        #: which whoever drove them (loader, app) waits out through :meth:`take_busy`
+        self.timing = False
+        self._busy = 0.0
         if path is not None and path.exists() and path.stat().st_size == size:
             self.data = bytearray(path.read_bytes())
         else:
@@ -45,6 +50,8 @@ class Flash:
         self._check(offset, length)
         with self._lock:
             self.data[offset : offset + length] = b"\xff" * length
+            if self.timing and length:
+                self._busy += erase_seconds(offset, length)
         for hook in self.erase_hooks:
             hook(offset, length)
 
@@ -52,6 +59,14 @@ class Flash:
         self._check(offset, len(payload))
         with self._lock:
             self.data[offset : offset + len(payload)] = payload
+            if self.timing:
+                self._busy += program_seconds(len(payload))
+
+    def take_busy(self) -> float:
+        """Seconds of erase/program time accumulated since the last call (0 without a line model)."""
+        with self._lock:
+            busy, self._busy = self._busy, 0.0
+        return busy
 
     def read(self, offset: int, length: int) -> bytes:
         self._check(offset, length)

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import operator
 import struct
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,8 +87,10 @@ class SerialLoader:
         flash: Flash,
         emit: Callable[[bytes], None],
         on_run_app: Callable[[], None],
+        on_baud: Callable[[int], None] | None = None,
     ) -> None:
         self.chip = chip
+        self.on_baud = on_baud  # the line model's rate follows CHANGE_BAUDRATE (after the reply)
         self.flash = flash
         self.emit = emit
         self.on_run_app = on_run_app
@@ -116,7 +119,7 @@ class SerialLoader:
             0x0B: self._ack,  # SPI_SET_PARAMS
             0x0D: self._ack,  # SPI_ATTACH
             0x0E: self._read_flash_slow,
-            0x0F: self._ack,  # CHANGE_BAUDRATE: the virtual UART has no baud rate to switch
+            0x0F: self._ack,  # CHANGE_BAUDRATE: acked at the old rate; _after switches a line model
             0x10: self._defl_begin,
             0x11: self._defl_data,
             0x12: self._flash_end,
@@ -189,6 +192,9 @@ class SerialLoader:
             log.debug("loader fails %#x: %s", op, exc)
             self._reply(op, 0, b"", status=1, error=STUB_BAD_LENGTH if self.stub else ROM_FAILED)
             return
+        busy = self.flash.take_busy()  # erase/program time of this command, with a line model
+        if busy:
+            time.sleep(busy)
         if result is not None:
             value, body = result
             self._reply(op, value, body)
@@ -201,7 +207,9 @@ class SerialLoader:
         self.emit(slip_encode(struct.pack("<BBHI", 1, op, len(payload), value) + payload))
 
     def _after(self, op: int, data: bytes) -> None:
-        """Side effects that happen after the reply left (leaving the loader, stub start)."""
+        """Side effects that happen after the reply left (leaving the loader, stub start, new baud rate)."""
+        if op == 0x0F and self.on_baud is not None and len(data) >= 4:
+            self.on_baud(struct.unpack_from("<I", data)[0])  # new rate first, then the old one
         if op == 0x06 and self._mem_pending:
             self._mem_pending = False
             self.stub = True

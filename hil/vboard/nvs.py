@@ -141,3 +141,49 @@ def wifi_settings(nvs: dict[str, dict[str, Value]]) -> tuple[str | None, list[st
         if isinstance(ssid, str) and isinstance(password, str):
             ssids.append(ssid)
     return (url if isinstance(url, str) and url else None), ssids
+
+
+def erase_key(flash: Flash, namespace: str, key: str, table_offset: int = 0x8000) -> bool:
+    """``nvs_erase_key`` + ``nvs_commit`` on a board's flash: every entry of ``namespace``/``key`` is marked
+    erased (state bits 10 -> 00 in its page's entry-state bitmap, as the NVS library does; flash bits only
+    go from 1 to 0). True when something was erased."""
+    from hil.vboard.boot import BootError, parse_partition_table
+
+    try:
+        parts = parse_partition_table(flash.read(table_offset, 0xC00))
+    except (BootError, ValueError):
+        return False
+    part = next((p for p in parts if p.label == "nvs" and p.type == 0x01 and p.subtype == 0x02), None)
+    if part is None or part.offset + part.size > flash.size:
+        return False
+    image = bytearray(flash.read(part.offset, part.size))
+
+    def entries() -> list[tuple[int, int, int, bytes]]:  # (page base, index, span, raw) of written entries
+        out = []
+        for base in range(0, len(image) - PAGE_SIZE + 1, PAGE_SIZE):
+            index = 0
+            while index < ENTRIES_PER_PAGE:
+                bits = (image[base + 32 + index // 4] >> ((index % 4) * 2)) & 3
+                at = base + FIRST_ENTRY + index * ENTRY_SIZE
+                raw = bytes(image[at:at + ENTRY_SIZE])
+                span = max(raw[2], 1) if bits == 2 else 1
+                if bits == 2 and _entry_crc_ok(raw):
+                    out.append((base, index, span, raw))
+                index += span
+        return out
+
+    def name(raw: bytes) -> str:
+        return raw[8:24].split(b"\0", 1)[0].decode("utf-8", "replace")
+
+    written = entries()
+    ns_index = next((raw[24] for _, _, _, raw in written if raw[0] == 0 and raw[1] == 0x01 and name(raw) == namespace),
+                    None)
+    pages: set[int] = set()
+    for base, index, span, raw in written:
+        if ns_index is not None and raw[0] == ns_index and name(raw) == key:
+            for i in range(index, min(index + span, ENTRIES_PER_PAGE)):
+                image[base + 32 + i // 4] &= ~(3 << ((i % 4) * 2)) & 0xFF
+            pages.add(base)
+    for base in sorted(pages):  # only the bitmaps change
+        flash.write(part.offset + base + 32, bytes(image[base + 32:base + 64]))
+    return bool(pages)

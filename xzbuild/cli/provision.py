@@ -15,6 +15,9 @@ import click
               help="Server the board checks for its configuration (NVS wifi/ota_url; overrides CONFIG_OTA_URL).")
 @click.option("--wifi", "wifi", multiple=True, metavar="SSID:PASSWORD",
               help="A Wi-Fi network (repeatable, first = preferred, at most 10; SSID: for an open network).")
+@click.option("--assets-url", default=None, metavar="URL",
+              help="The variant's assets.bin in the release (NVS assets/download_url): at its next boot the board "
+                   "downloads its assets over Wi-Fi, so a first install can leave them out of the serial flash.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Many boards: one image per row (name,ota_url,ssid,password[,ssid1,password1...]); -o is then "
                    "a directory receiving <name>.bin.")
@@ -27,7 +30,8 @@ import click
 @click.option("--table", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Use this partition table (CSV or binary) instead of the variant's.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
-def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path: Path | None, output: Path | None,
+def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_url: str | None,
+              csv_path: Path | None, output: Path | None,
               port: str | None, boards_dir: Path, table: Path | None, as_json: bool) -> None:
     """Write an NVS partition image for VARIANT that points the board at a server and Wi-Fi network(s)."""
     from xzbuild.core.errors import UserError
@@ -37,6 +41,7 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
     from xzbuild.partitions.variants import table_path
     from xzbuild.provision import (
         build_image,
+        check_assets_download,
         check_url,
         make_provision,
         nvs_partition,
@@ -45,8 +50,8 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
         write_nvs,
     )
 
-    if csv_path is not None and (ota_url or wifi):
-        raise UserError("--csv takes the settings from the file; drop --ota-url/--wifi or drop --csv")
+    if csv_path is not None and (ota_url or wifi or assets_url):
+        raise UserError("--csv takes the settings from the file; drop --ota-url/--wifi/--assets-url or drop --csv")
     if csv_path is not None and port:
         raise UserError("--port writes one board; use it without --csv (one image per run)")
     if output is None and port is None:
@@ -54,10 +59,12 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
     if csv_path is not None and output is None:
         raise UserError("--csv needs -o DIR for the images")
     target = ""
+    has_wifi: bool | None = None
     if table is None:
         v = load_boards(boards_dir, hardware=False).variant(variant)
         table = table_path(v, boards_dir, None)
         target = v.target
+        has_wifi = _has_wifi(v)
     parsed = parse_binary(table.read_bytes(), str(table)) if table.read_bytes()[:2] == b"\xaa\x50" else read_csv(table)
     part = nvs_partition(parsed)
 
@@ -71,6 +78,9 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
             atomic_write_bytes(path, image)
     else:
         prov = make_provision(check_url(ota_url) if ota_url else None, [parse_wifi(w) for w in wifi])
+        if assets_url:
+            prov.assets_url = check_url(assets_url, "--assets-url")
+        check_assets_download(prov, parsed, has_wifi)
         image = build_image(prov, part.size)
         images = [(output, image)] if output is not None else []
         if output is not None:
@@ -87,6 +97,16 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
         click.echo(f"wrote {path} ({part.size:#x} bytes for the nvs partition at {part.offset:#x})", err=True)
     if port:
         click.echo(f"flashed the nvs partition at {part.offset:#x} on {port}", err=True)
+
+
+def _has_wifi(variant: object) -> bool | None:
+    """Whether the variant's board joins Wi-Fi: its board class's network base (``source_facts.network``:
+    wifi and dual do; ml307, nt26, rndis and ethernet boards do not), None when the board file does not say."""
+    facts = getattr(getattr(variant, "board", None), "source_facts", None)
+    network = getattr(facts, "network", "") if facts is not None else ""
+    if not isinstance(network, str) or not network:
+        return None
+    return network in ("wifi", "dual")
 
 
 COMMANDS = [provision]

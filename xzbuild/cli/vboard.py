@@ -17,6 +17,9 @@ import click
 @click.option("--ota-url", default="", help="OTA URL the app checks at boot (a lab build's CONFIG_OTA_URL)")
 @click.option("--flash-file", type=click.Path(dir_okay=False), default=None,
               help="keep the flash contents in this file across runs (saved on exit)")
+@click.option("--line", type=click.Choice(["off", "uart", "usb"]), default="off", show_default=True,
+              help="serial line and flash at a real board's speed: uart = a USB-UART bridge (baud/10 bytes/s, "
+                   "following esptool's baud changes), usb = USB-Serial-JTAG (full-speed USB)")
 @click.option("--json", "as_json", is_flag=True, help="print the port as one JSON line")
 @click.option("--export", "coordinator", default=None, metavar="HOST:PORT",
               help="publish the boards through a labgrid-exporter to this coordinator, one place per board")
@@ -26,7 +29,7 @@ import click
               help="with --export: board i's OTA URL is http://127.0.0.1:(PORT+i)/xiaozhi/ota/ (place tag server_port)")
 @click.option("--exporter-name", default="vboards", show_default=True, help="with --export: the exporter's name")
 def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: str | None, name: str, ota_url: str,
-           flash_file: str | None, as_json: bool, coordinator: str | None, variants: tuple[str, ...],
+           flash_file: str | None, line: str, as_json: bool, coordinator: str | None, variants: tuple[str, ...],
            server_port: int, exporter_name: str) -> None:
     """Run virtual boards until interrupted; prints each rfc2217:// URL (one line per board).
 
@@ -54,7 +57,8 @@ def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: 
             board_name = name if len(chips) == 1 else f"{name}-{index + 1}"
             spec = VirtualSpec(name=board_name, chip=chip, flash=flash_size, psram_mb=psram, mac=mac,
                                port=port + index if port else 0, ota_url=ota_url,
-                               flash_file=Path(flash_file) if flash_file else None)
+                               flash_file=Path(flash_file) if flash_file else None,
+                               line=None if line == "off" else line)
             handles.append(spawn(spec))
     except (ValueError, OSError) as exc:
         for handle in handles:
@@ -62,7 +66,8 @@ def vboard(chips: tuple[str, ...], flash_size: str, psram: int, port: int, mac: 
         raise UserError(f"cannot start virtual board: {exc}") from None
     for handle in handles:
         spec = handle.spec
-        info = {"name": spec.name, "chip": spec.chip, "flash": spec.flash, "url": handle.url, "mac": handle.mac}
+        info = {"name": spec.name, "chip": spec.chip, "flash": spec.flash, "url": handle.url, "mac": handle.mac,
+                "line": spec.line or "off"}
         click.echo(json.dumps(info, sort_keys=True) if as_json else
                    f"virtual {spec.chip} ({spec.flash}, MAC {handle.mac}) on {handle.url}  (Ctrl-C to stop)")
     done = threading.Event()
