@@ -26,6 +26,7 @@ from hil.device.host import AppHost
 from hil.device.sysinfo import board_name
 from hil.vboard.boot import TABLE_OFFSET, TABLE_SIZE, BootError, Partition, parse_partition_table
 from hil.vboard.flash import SECTOR
+from hil.vboard.line import WIFI_BYTES_PER_S
 from hil.vboard.nvs import erase_key, flash_nvs
 
 HEADER_SIZE = 12
@@ -114,6 +115,9 @@ async def download(device: Any, part: Partition, url: str) -> bool:
                 if not chunk:
                     success = True
                     break
+                # with a line model: the field-measured Wi-Fi download rate, which includes the flash writes
+                # (line.py), so a chunk takes that long, or the flash chip's own time if that is longer
+                budget = len(chunk) / WIFI_BYTES_PER_S if device.board.line is not None else 0.0
                 if len(header) < HEADER_SIZE:
                     take = HEADER_SIZE - len(header)
                     header += chunk[:take]
@@ -130,9 +134,9 @@ async def download(device: Any, part: Partition, url: str) -> bool:
                     flash.write(part.offset + HEADER_SIZE + written, chunk)
                     written += len(chunk)
                     recent += len(chunk)
-                    busy = flash.take_busy()  # the flash chip's erase/program time, with a line model
-                    if busy:
-                        await asyncio.sleep(busy)
+                    budget = max(budget, flash.take_busy())
+                if budget:
+                    await asyncio.sleep(budget)
                 done = len(header) + written
                 if time.monotonic() - last >= 1 or done == length:
                     log("I", "Assets", f"Progress: {done * 100 // length}% ({done}/{length}), Speed: {recent} B/s, "

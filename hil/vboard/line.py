@@ -16,6 +16,10 @@ it says nothing about a board. With one:
   range uses 64 KB blocks where aligned and 4 KB sectors for the rest, as ESP-IDF's ``esp_flash_erase_region``
   does.
 
+- **Wi-Fi** (what the app downloads: ``Assets::Download``, OTA): 60,000 bytes per second of payload, the
+  middle of what users report for firmware downloads over Wi-Fi on these boards (57-64 KB/s, flash writes
+  included); there is no datasheet figure for a whole link, so this one is a field measurement.
+
 The model is off unless asked for (``VirtualSpec.line``, ``xzbuild vboard --line``): the plain HIL suite
 runs at host speed, the install benchmark and the install tests with the model.
 """
@@ -31,6 +35,8 @@ ROM_BAUD = 115200
 USB_FS_BULK_BYTES_PER_S = 19 * 64 * 1000
 SECTOR, BLOCK = 0x1000, 0x10000
 T_SECTOR_ERASE_S, T_BLOCK_ERASE_S, T_PAGE_PROGRAM_S, PAGE = 0.045, 0.150, 0.0004, 256
+
+WIFI_BYTES_PER_S = 60_000
 
 LINES = ("uart", "usb")
 

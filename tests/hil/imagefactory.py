@@ -36,12 +36,13 @@ def make_build(
     info: dict[str, Any] | None = None,
     assets_size: int = 4 * 1024 * 1024,
     corrupt_app: bool = False,
+    app_size: int = 96 * 1024,
 ) -> Path:
     """Write an IDF-like build dir (flasher_args.json and the files it names) and return it."""
     out.mkdir(parents=True, exist_ok=True)
     table = parse_csv(TABLES[flash_size], "partitions.csv", env={})
     min_rev = 3 if chip == "esp32c3" else 0  # IDF's default minimum revision for C3 is v0.3
-    app = make_app_image(chip, version=version, board_name=board_name, info=info or {}, size=96 * 1024,
+    app = make_app_image(chip, version=version, board_name=board_name, info=info or {}, size=app_size,
                          flash_size=flash_size, min_rev_full=min_rev)
     if corrupt_app:
         # one flipped bit in the code segment: the image checksum (and SHA-256) no longer match

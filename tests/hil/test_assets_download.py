@@ -161,3 +161,50 @@ def test_provision_refuses_assets_url_where_the_firmware_cannot_use_it(tmp_path:
     with pytest.raises(UserError, match="no partition labelled 'assets'"):
         check_assets_download(Provision(None, [("ap", "pw")], assets_url=url), read_csv(no_assets), True)
     check_assets_download(Provision(None, [("ap", "pw")], assets_url=url), table, True)  # accepted
+
+
+# --- the line model ------------------------------------------------------------------------------------------
+
+
+def _timed_write(url: str, image: Path, *baud: str) -> float:
+    started = time.monotonic()
+    run_esptool("--port", url, "--chip", "esp32", *baud, "write-flash", "0x100000", str(image))
+    return time.monotonic() - started
+
+
+def test_uart_line_moves_baud_over_ten_bytes_per_second_and_follows_the_stub(tmp_path: Path) -> None:
+    """8N1 framing: 10 bits per byte, so 115200 baud carries 11,520 B/s; esptool's --baud 460800 makes the
+    stub switch (CHANGE_BAUDRATE) and the line follows, four times faster. Random data does not compress, so
+    at least its own size crosses the line."""
+    import random
+
+    image = tmp_path / "random.bin"
+    image.write_bytes(random.Random(42).randbytes(48 * 1024))
+    handle = spawn(VirtualSpec("vb-line", chip="esp32", flash="4MB", line="uart"))
+    try:
+        slow = _timed_write(handle.url, image)
+        fast = _timed_write(handle.url, image, "--baud", "460800")
+    finally:
+        handle.close()
+    floor = len(image.read_bytes()) / (115200 / 10)
+    print(f"48 KiB random through a UART line: {slow:.1f} s at 115200 (floor {floor:.1f} s), {fast:.1f} s at 460800")
+    assert slow >= floor  # never faster than the wire
+    assert slow <= floor * 2.5 + 3  # stub upload, erase and protocol overheads on top
+    assert fast < slow / 2
+    assert handle.board.flash.read(0x100000, len(image.read_bytes())) == image.read_bytes()
+
+
+def test_usb_line_is_not_limited_by_the_baud_rate(tmp_path: Path) -> None:
+    import random
+
+    image = tmp_path / "random.bin"
+    image.write_bytes(random.Random(7).randbytes(48 * 1024))
+    handle = spawn(VirtualSpec("vb-usb", chip="esp32s3", flash="16MB", line="usb"))
+    try:
+        started = time.monotonic()
+        run_esptool("--port", handle.url, "--chip", "esp32s3", "write-flash", "0x100000", str(image))
+        took = time.monotonic() - started
+    finally:
+        handle.close()
+    print(f"48 KiB random over USB-Serial-JTAG at '115200': {took:.1f} s")
+    assert took < len(image.read_bytes()) / (115200 / 10)  # faster than any UART at that baud could be
