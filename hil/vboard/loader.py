@@ -64,6 +64,15 @@ class _Write:
     compressed: bool
     position: int = 0  # bytes written so far (deflate: uncompressed)
     inflater: zlib._Decompress | None = None
+    # the stub erases ahead of the data as it arrives, not all at FLASH_(DEFL_)BEGIN: with a line model, the
+    # erase time of the region is spread over the bytes written (seconds per byte, and what is left)
+    erase_rate: float = 0.0
+    erase_left: float = 0.0
+
+    def charge_erase(self, nbytes: int) -> float:
+        share = min(self.erase_left, nbytes * self.erase_rate)
+        self.erase_left -= share
+        return share
 
 
 @dataclass
@@ -301,7 +310,14 @@ class SerialLoader:
         erase = size if not self.stub else -(-size // SECTOR) * SECTOR
         self.flash.erase(offset, min(erase, self.flash.size - offset))
         self._write = _Write(offset=offset, block_size=block_size, compressed=False)
+        if self.stub:
+            self._defer_erase(self._write, size)
         return 0, b""
+
+    def _defer_erase(self, write: _Write, size: int) -> None:
+        """The stub's erase happens while the data arrives: its time is charged per byte written."""
+        write.erase_left = self.flash.take_busy()
+        write.erase_rate = write.erase_left / size if size else 0.0
 
     def _flash_data(self, data: bytes, chk: int) -> tuple[int, bytes]:
         if self._write is None or self._write.compressed:
@@ -309,6 +325,7 @@ class SerialLoader:
         payload = self._check_block(data, chk)
         _size, seq, _, _ = struct.unpack_from("<IIII", data)
         self.flash.write(self._write.offset + seq * self._write.block_size, payload)
+        self._sleep(self._write.charge_erase(len(payload)))
         return 0, b""
 
     def _flash_end(self, data: bytes, chk: int) -> tuple[int, bytes]:
@@ -320,6 +337,7 @@ class SerialLoader:
         erase = -(-size // SECTOR) * SECTOR
         self.flash.erase(offset, min(erase, self.flash.size - offset))
         self._write = _Write(offset, block_size, compressed=True, inflater=zlib.decompressobj())
+        self._defer_erase(self._write, size)  # FLASH_DEFL_* is stub-only
         return 0, b""
 
     def _defl_data(self, data: bytes, chk: int) -> tuple[int, bytes]:
@@ -333,7 +351,13 @@ class SerialLoader:
             raise LoaderError(self._fail_code(ROM_DEFLATE, STUB_INFLATE), str(exc)) from exc
         self.flash.write(write.offset + write.position, plain)
         write.position += len(plain)
+        self._sleep(write.charge_erase(len(plain)))
         return 0, b""
+
+    @staticmethod
+    def _sleep(seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
 
     def _md5(self, data: bytes, chk: int) -> tuple[int, bytes]:
         addr, size, _, _ = struct.unpack_from("<IIII", data)
