@@ -228,3 +228,64 @@ def write_nvs(port: str, offset: int, image: bytes, chip: str = "") -> None:
         except (esptool.FatalError, OSError) as exc:
             raise UserError(f"--port {port}: esptool could not write the nvs partition: "
                             f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+
+# A release, not a checkout: `provision VARIANT --release DIR` reads the table the variant was built with.
+FLASHER_ARGS = "flasher_args.json"  # ESP-IDF's build/flasher_args.json, kept per variant by `matrix build`
+MAX_FLASHER_ARGS = 1 << 20
+MAX_TABLE_BYTES = 0xC00  # gen_esp32part.py MAX_PARTITION_LENGTH: the table's sector holds at most 0xC00 bytes
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+-]{0,127}")
+
+
+@dataclass(frozen=True)
+class ReleasedTable:
+    table: PartitionTable
+    chip: str
+    source: str  # the flasher_args.json it came from
+
+
+def release_table(release: Path, variant: str) -> ReleasedTable:
+    """VARIANT's partition table and chip from a release directory (the ``--out`` of ``xzbuild matrix build``,
+    or one variant's directory of it, as unpacked from a release): its ``flasher_args.json`` names the table
+    binary ESP-IDF wrote (``partition-table.file``) and the chip (``extra_esptool_args.chip``)."""
+    import json
+
+    from xzbuild.core.fsutil import confined_file
+    from xzbuild.partitions.table import parse_binary
+
+    if not _VARIANT_NAME.fullmatch(variant):
+        raise UserError(f"{variant[:60]!r} is not a variant name (letters, digits, '.', '_', '+', '-')")
+    if not release.is_dir():
+        raise UserError(f"--release {release}: no such directory; pass the release directory (the --out of "
+                        "`xzbuild matrix build`, holding <variant>/flasher_args.json)")
+    vdir = release / variant
+    if not (vdir / FLASHER_ARGS).exists() and (release / FLASHER_ARGS).exists():
+        vdir = release  # one variant's directory
+    if not (vdir / FLASHER_ARGS).exists():
+        names = sorted(p.parent.name for p in release.glob(f"*/{FLASHER_ARGS}"))
+        listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
+        raise UserError(f"--release {release}: no {variant}/{FLASHER_ARGS} (variants in it: {listed}); pass the "
+                        "variant's full name or the directory holding its flasher_args.json")
+    path = confined_file(vdir, FLASHER_ARGS)
+    where = Location(str(path))
+    if path.stat().st_size > MAX_FLASHER_ARGS:
+        raise UserError(f"larger than {MAX_FLASHER_ARGS} bytes; not ESP-IDF's flasher_args.json", where)
+    try:
+        args = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"unreadable ({str(exc)[:80]}); rebuild the variant", where) from None
+    entry = args.get("partition-table") if isinstance(args, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        raise UserError("no `partition-table.file` (ESP-IDF writes it for every build with a partition table); "
+                        "rebuild the variant, or pass --table", where)
+    table_file = confined_file(vdir, entry["file"], where)
+    with table_file.open("rb") as fh:
+        data = fh.read(MAX_TABLE_BYTES + 1)
+    if data[:2] != b"\xaa\x50":
+        raise UserError("not a binary partition table (no 0xAA50 entry at its start); rebuild the variant",
+                        Location(str(table_file)))
+    extra = args.get("extra_esptool_args")
+    chip = extra.get("chip") if isinstance(extra, dict) else None
+    return ReleasedTable(parse_binary(data[:MAX_TABLE_BYTES], str(table_file)),
+                         chip if isinstance(chip, str) and re.fullmatch(r"esp32[a-z0-9]*", chip) else "",
+                         str(path))
