@@ -62,6 +62,10 @@ def test_the_wheel_carries_what_the_commands_read(installed: dict[str, object]) 
     assert web and web <= names
     assert "xzbuild/_data/npm/node_modules/esptool-js/bundle.js" in names
     assert {"hil/tests/test_xiaozhi.py", "hil/tests/conftest.py"} <= names  # the suite `hil run` runs
+    # every file of the shipped packages (data files beside the modules included)
+    shipped = {p.relative_to(ROOT).as_posix() for package in ("xzbuild", "hil", "assets_gen")
+               for p in (ROOT / package).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert shipped <= names, sorted(shipped - names)
 
 
 def test_the_installed_wheel_runs_the_main_job_outside_the_checkout(installed: dict[str, object]) -> None:
