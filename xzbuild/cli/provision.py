@@ -25,8 +25,9 @@ from xzbuild.cli._boards import boards_option
 @click.option("--port", default=None, help="Also write the image to the board on this serial port with esptool "
               "(at the nvs partition's offset; other partitions are left alone).")
 @boards_option("Board files (the variant's partition table and chip).")
-@click.option("--release", "release", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="A release directory (the --out of `matrix build`, or one variant's directory): the variant's "
+@click.option("--release", "release", type=click.Path(path_type=Path), default=None, metavar="DIR|ZIP",
+              help="A release: the --out of `matrix build` (or one variant's directory of it), the release's "
+                   "firmware-<tag>.zip, or a merged-binary.bin / upstream v<version>_<variant>.zip. The variant's "
                    "partition table and chip come from its flasher_args.json; no board files needed.")
 @click.option("--table", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Use this partition table (CSV or binary) instead of the variant's.")
