@@ -90,6 +90,11 @@ def test_the_installed_wheel_runs_the_main_job_outside_the_checkout(installed: d
                             "print(hil.__file__); print(sys.path)"],
                            cwd=run, env=env, capture_output=True, text=True, check=True).stdout
     assert str(ROOT) not in where and str(bin_dir.parent) in where.splitlines()[0], where
+    dists = subprocess.run([str(bin_dir / "python"), "-c", "import importlib.metadata as m; "
+                            "print('\\n'.join(sorted({d.metadata['Name'].lower() for d in m.distributions()})))"],
+                           cwd=run, env=env, capture_output=True, text=True, check=True).stdout.split()
+    # what `pipx install xzbuild` brings: pytest-timeout (hil run's --timeout), not labgrid's pyserial fork
+    assert "pytest-timeout" in dists and "pyserial-labgrid" not in dists and "labgrid" not in dists, dists
 
     job = Job(bin_dir, run, env)
     assert "ok:" in job("boards check", "boards", "check").stdout
