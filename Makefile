@@ -17,7 +17,7 @@ NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 ws@8.23.1 dotenv@16.6.1 deb
                 lv_font_conv@1.5.3
 NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
-.PHONY: all install apt demo test lint unit clean
+.PHONY: all install apt demo test lint unit clean dist
 
 all: test
 
@@ -72,5 +72,12 @@ test: install lint unit
 demo: install
 	@bash .ci/demo.sh
 
+# The sdist, then the wheel built from it, into dist/ (templates/ and the pinned npm bundles inside: docs/install.md)
+dist: install
+	rm -rf dist
+	$(BIN)/python -c 'import setuptools.build_meta as b; b.build_sdist("dist")'
+	$(BIN)/python -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation --wheel-dir dist \
+	  dist/xzbuild-*.tar.gz
+
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache dist

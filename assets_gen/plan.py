@@ -20,6 +20,7 @@ from assets_gen.flashmode import flash_assets
 from assets_gen.index import Multinet
 from assets_gen.textfont import FontProfile, profile_for
 from assets_gen.wakeword import WakeWordPlan, config_from_assignments, plan_from_config
+from xzbuild.core.boardsdir import HOW
 from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def _load_boards(boards_dir: Path, digest: str) -> BoardSet:
 def plan_variants(boards_dir: Path, names: list[str], all_variants: bool, ov: Overrides, cache: Cache) -> list[VariantPlan]:
     """Plans of the selected variants, from the plan cache when nothing under ``boards_dir`` changed."""
     if not boards_dir.is_dir():
-        raise UserError(f"boards directory {boards_dir} not found; run from the repository or pass --boards")
+        raise UserError(f"board directory {boards_dir} not found; {HOW}")
     boards_digest = tree_digest(boards_dir)
     key = make_key("plans", boards=boards_digest, names=names, all=all_variants, ov=ov.fingerprint(),
                    version=PLAN_VERSION)

@@ -252,3 +252,148 @@ def write_nvs(port: str, offset: int, image: bytes, chip: str = "") -> None:
         except (esptool.FatalError, OSError) as exc:
             raise UserError(f"--port {port}: esptool could not write the nvs partition: "
                             f"{str(exc).splitlines()[0] if str(exc) else exc!r}") from None
+
+
+# A release, not a checkout: `provision VARIANT --release DIR` reads the table the variant was built with.
+FLASHER_ARGS = "flasher_args.json"  # ESP-IDF's build/flasher_args.json, kept per variant by `matrix build`
+MAX_FLASHER_ARGS = 1 << 20
+MAX_TABLE_BYTES = 0xC00  # gen_esp32part.py MAX_PARTITION_LENGTH: the table's sector holds at most 0xC00 bytes
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+-]{0,127}")
+MERGED_IMAGE = "merged-binary.bin"  # idf.py merge-bin; upstream's release zips hold only this file
+MERGED_TABLE_OFFSET = 0x8000  # ESP-IDF's default CONFIG_PARTITION_TABLE_OFFSET (xiaozhi keeps it)
+
+
+@dataclass(frozen=True)
+class ReleasedTable:
+    table: PartitionTable
+    chip: str
+    source: str  # the flasher_args.json it came from
+
+
+class _ReleaseFiles:
+    """Files of a release, by relative path: a directory (no path may leave it or pass a link) or a zip (the
+    GitHub release's ``firmware-<tag>.zip``, or upstream's per-variant ``v<version>_<variant>.zip``)."""
+
+    def __init__(self, release: Path) -> None:
+        import zipfile
+
+        self.release, self.zip = release, None
+        if release.is_file():
+            try:
+                self.zip = zipfile.ZipFile(release)
+            except (OSError, zipfile.BadZipFile):
+                self.zip = None
+
+    def exists(self, rel: str) -> bool:
+        if self.zip is not None:
+            return rel in self.zip.NameToInfo
+        return (self.release / rel).exists()
+
+    def names(self, pattern: str) -> list[str]:
+        import fnmatch
+
+        if self.zip is not None:
+            return sorted(n for n in self.zip.namelist() if fnmatch.fnmatchcase(n, pattern))
+        return sorted(p.relative_to(self.release).as_posix() for p in self.release.glob(pattern))
+
+    def where(self, rel: str) -> str:
+        return f"{self.release}:{rel}" if self.zip is not None else str(self.release / rel)
+
+    def read(self, rel: str, limit: int, where: Location | None = None) -> bytes:
+        """At most ``limit`` + 1 bytes of ``rel`` (a relative path of plain names; a missing file is an error)."""
+        from xzbuild.core.fsutil import confined_file
+
+        if self.zip is None:
+            with confined_file(self.release, rel, where).open("rb") as fh:
+                return fh.read(limit + 1)
+        parts = rel.split("/")
+        if not rel or "\\" in rel or "\0" in rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise UserError(f"{rel!r}: expected a relative path of plain names inside {self.release} (no '..', no "
+                            "leading '/'); rebuild the release", where)
+        if rel not in self.zip.NameToInfo:
+            raise UserError(f"{rel}: named here but missing from {self.release}; rebuild the variant", where)
+        with self.zip.open(rel) as fh:
+            return fh.read(limit + 1)
+
+
+def _merged_image_table(files: _ReleaseFiles, rel: str) -> ReleasedTable:
+    """The table at 0x8000 (ESP-IDF's default CONFIG_PARTITION_TABLE_OFFSET) of a merged image."""
+    from xzbuild.partitions.table import parse_binary
+
+    data = files.read(rel, MERGED_TABLE_OFFSET + MAX_TABLE_BYTES)[MERGED_TABLE_OFFSET:][:MAX_TABLE_BYTES]
+    if data[:2] != b"\xaa\x50":
+        raise UserError(f"no partition table at {MERGED_TABLE_OFFSET:#x} of this merged image (the firmware moved "
+                        "it?); pass the release directory holding flasher_args.json, or --table",
+                        Location(files.where(rel)))
+    return ReleasedTable(parse_binary(data, files.where(rel)), "", files.where(rel))
+
+
+def release_table(release: Path, variant: str) -> ReleasedTable:
+    """VARIANT's partition table and chip from a release: the ``--out`` of ``xzbuild matrix build`` or one
+    variant's directory of it, the GitHub release's ``firmware-<tag>.zip`` (either holds
+    ``<variant>/flasher_args.json``: it names the table binary ESP-IDF wrote, ``partition-table.file``, and the
+    chip, ``extra_esptool_args.chip``), or upstream's per-variant ``v<version>_<variant>.zip`` / a
+    ``merged-binary.bin`` (the table at 0x8000, chip left to esptool's detection)."""
+    import json
+
+    from xzbuild.partitions.table import parse_binary
+
+    if not _VARIANT_NAME.fullmatch(variant):
+        raise UserError(f"{variant[:60]!r} is not a variant name (letters, digits, '.', '_', '+', '-')")
+    if not release.exists():
+        raise UserError(f"--release {release}: no such file or directory; pass the release directory (the --out of "
+                        "`xzbuild matrix build`, holding <variant>/flasher_args.json) or its zip")
+    files = _ReleaseFiles(release)
+    if release.is_file() and files.zip is None:
+        return _merged_file(release)
+    base = f"{variant}/"
+    if not files.exists(base + FLASHER_ARGS) and files.exists(FLASHER_ARGS):
+        base = ""  # one variant's directory
+    if not files.exists(base + FLASHER_ARGS):
+        if files.zip is not None and files.exists(MERGED_IMAGE):
+            return _merged_image_table(files, MERGED_IMAGE)  # upstream's v<version>_<variant>.zip
+        names = [n.split("/")[0] for n in files.names(f"*/{FLASHER_ARGS}") if n.count("/") == 1]
+        listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
+        raise UserError(f"--release {release}: no {variant}/{FLASHER_ARGS} (variants in it: {listed}); pass the "
+                        "variant's full name or the directory holding its flasher_args.json")
+    rel = base + FLASHER_ARGS
+    where = Location(files.where(rel))
+    raw = files.read(rel, MAX_FLASHER_ARGS)
+    if len(raw) > MAX_FLASHER_ARGS:
+        raise UserError(f"larger than {MAX_FLASHER_ARGS} bytes; not ESP-IDF's flasher_args.json", where)
+    try:
+        args = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
+        raise UserError(f"unreadable ({str(exc)[:80]}); rebuild the variant", where) from None
+    entry = args.get("partition-table") if isinstance(args, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        raise UserError("no `partition-table.file` (ESP-IDF writes it for every build with a partition table); "
+                        "rebuild the variant, or pass --table", where)
+    table_rel = entry["file"]
+    if table_rel.startswith("/") or ".." in table_rel.split("/"):
+        raise UserError(f"{table_rel!r}: expected a relative path of plain names inside {release} (no '..', no "
+                        "leading '/'); rebuild the release", where)
+    data = files.read(base + table_rel, MAX_TABLE_BYTES, where)
+    table_where = files.where(base + table_rel)
+    if data[:2] != b"\xaa\x50":
+        raise UserError("not a binary partition table (no 0xAA50 entry at its start); rebuild the variant",
+                        Location(table_where))
+    extra = args.get("extra_esptool_args")
+    chip = extra.get("chip") if isinstance(extra, dict) else None
+    return ReleasedTable(parse_binary(data[:MAX_TABLE_BYTES], table_where),
+                         chip if isinstance(chip, str) and re.fullmatch(r"esp32[a-z0-9]*", chip) else "",
+                         files.where(rel))
+
+
+def _merged_file(path: Path) -> ReleasedTable:
+    """A merged image given as a file (``merged-binary.bin``)."""
+    from xzbuild.partitions.table import parse_binary
+
+    with path.open("rb") as fh:
+        fh.seek(MERGED_TABLE_OFFSET)
+        data = fh.read(MAX_TABLE_BYTES)
+    if data[:2] != b"\xaa\x50":
+        raise UserError(f"not a release: neither a directory, a zip, nor a merged image with a partition table at "
+                        f"{MERGED_TABLE_OFFSET:#x}; pass the --out of `xzbuild matrix build` or a release zip",
+                        Location(str(path)))
+    return ReleasedTable(parse_binary(data, str(path)), "", str(path))

@@ -165,12 +165,21 @@ def _drop_unavailable(record: logging.LogRecord) -> bool:
 logging.getLogger().addFilter(_drop_unavailable)
 
 
+# labgrid is an extra (`xzbuild[labgrid]`): it drags in pyserial-labgrid, a fork sharing pyserial's files
+LABGRID_MISSING = ("backend: labgrid needs labgrid, which is not installed; install xzbuild's labgrid extra "
+                   "(`pip install 'xzbuild[labgrid]'` then `pip install --force-reinstall --no-deps pyserial==3.5`, "
+                   "see docs/install.md), or use backend: local")
+
+
 class Coordinator:
     """A labgrid client session to ``address`` (``HOST:PORT``), usable from any thread."""
 
     def __init__(self, address: str, user: str | None = None, connect_timeout: float = 10.0) -> None:
-        from labgrid.remote.client import ClientSession
-        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+        try:
+            from labgrid.remote.client import ClientSession
+            from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+        except ImportError:
+            raise UserError(LABGRID_MISSING) from None
 
         self.address, self.pb2 = address, pb2
         self.hostname = socket.gethostname()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -90,6 +91,98 @@ def test_image_equals_the_library_cli_and_carries_the_firmware_keys(tmp_path: Pa
     assert main(["provision", "bread-compact-wifi", "--boards", str(REPO / "boards"), "--ota-url", url, "--wifi",
                  "home:secret123", "--wifi", "office:", "--wifi", "lab:a:b", "-o", str(tmp_path / "again.bin")]) == 0
     assert (tmp_path / "again.bin").read_bytes() == image  # deterministic
+
+
+def test_a_release_is_enough_to_provision_by_variant_name(tmp_path: Path) -> None:
+    """A board owner holding a release (no checkout, no boards/): the variant's table comes from the release's
+    flasher_args.json. Run from an empty directory, where `--boards` has nothing to find."""
+    release = tmp_path / "release"
+    make_build(release / "vb-s3", chip="esp32s3", assets_size=0)  # flasher_args.json as ESP-IDF writes it
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    url = "https://example.org/xiaozhi/ota/"
+    r = xzbuild("provision", "vb-s3", "--release", str(release), "--ota-url", url, "--wifi", "home:pw",
+                "-o", str(empty / "nvs.bin"), "--json", cwd=empty)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout)
+    assert (facts["nvs_offset"], facts["nvs_size"]) == (0x9000, 0x4000)  # upstream 16m.csv: nvs 0x9000 0x4000
+    ref = reference_image(tmp_path, [("wifi", "namespace", "", ""), ("ssid", "data", "string", "home"),
+                                     ("password", "data", "string", "pw"), ("ota_url", "data", "string", url)],
+                          0x4000)
+    assert (empty / "nvs.bin").read_bytes() == ref
+    # one variant's directory of a release (as unpacked from it) works the same
+    r = xzbuild("provision", "vb-s3", "--release", str(release / "vb-s3"), "--ota-url", url, "--wifi", "home:pw",
+                "-o", str(empty / "again.bin"), cwd=empty)
+    assert r.returncode == 0, r.stderr
+    assert (empty / "again.bin").read_bytes() == ref
+
+
+def test_a_release_zip_or_merged_image_is_enough_too(tmp_path: Path) -> None:
+    """The GitHub release's firmware-<tag>.zip (variant directories inside), upstream's per-variant
+    v<version>_<variant>.zip (merged-binary.bin only) and a merged-binary.bin: the same image as from the
+    release directory; in a merged image the table sits at ESP-IDF's default CONFIG_PARTITION_TABLE_OFFSET."""
+    import zipfile
+
+    release = tmp_path / "release"
+    vdir = make_build(release / "vb-s3", chip="esp32s3", assets_size=0)
+    with zipfile.ZipFile(tmp_path / "firmware-v1.zip", "w") as zf:
+        for path in sorted(release.rglob("*")):
+            if path.is_file():
+                zf.write(path, path.relative_to(release).as_posix())
+    flasher = json.loads((vdir / "flasher_args.json").read_text())
+    merged = bytearray(b"\xff" * 0x20000)
+    for offset, rel in flasher["flash_files"].items():
+        data = (vdir / rel).read_bytes()[: 0x20000 - int(offset, 16)]
+        merged[int(offset, 16): int(offset, 16) + len(data)] = data
+    (tmp_path / "merged-binary.bin").write_bytes(bytes(merged))
+    with zipfile.ZipFile(tmp_path / "v1_vb-s3.zip", "w") as zf:
+        zf.writestr("merged-binary.bin", bytes(merged))
+    images = []
+    for source in (release, tmp_path / "firmware-v1.zip", tmp_path / "v1_vb-s3.zip", tmp_path / "merged-binary.bin"):
+        out = tmp_path / f"{source.name}.nvs"
+        r = xzbuild("provision", "vb-s3", "--release", str(source), "--ota-url", "http://h/ota/", "-o", str(out),
+                    "--json", cwd=tmp_path)
+        assert r.returncode == 0, (source, r.stderr)
+        assert (json.loads(r.stdout)["nvs_offset"], json.loads(r.stdout)["nvs_size"]) == (0x9000, 0x4000)
+        images.append(out.read_bytes())
+    assert len(set(images)) == 1
+
+
+@pytest.mark.parametrize("damage, needle", [
+    ("no-variant", "no other/flasher_args.json (variants in it: vb-s3)"),
+    ("escape", "expected a relative path of plain names"),
+    ("no-table", "no `partition-table.file`"),
+    ("not-json", "unreadable"),
+    ("zip-escape", "expected a relative path of plain names"),
+    ("not-a-release", "not a release"),
+])
+def test_a_bad_release_is_one_line_and_writes_nothing(tmp_path: Path, damage: str, needle: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    release = tmp_path / "release"
+    vdir = make_build(release / "vb-s3", chip="esp32s3", assets_size=0)
+    args = json.loads((vdir / "flasher_args.json").read_text())
+    if damage == "escape":
+        args["partition-table"]["file"] = "../../../etc/passwd"
+    elif damage == "no-table":
+        del args["partition-table"]
+    (vdir / "flasher_args.json").write_text("{" if damage == "not-json" else json.dumps(args))
+    variant = "other" if damage == "no-variant" else "vb-s3"
+    target = release
+    if damage == "zip-escape":  # a zip whose flasher_args.json names a table outside its variant directory
+        import zipfile
+
+        args["partition-table"]["file"] = "a/../../b.bin"
+        target = tmp_path / "firmware.zip"
+        with zipfile.ZipFile(target, "w") as zf:
+            zf.writestr("vb-s3/flasher_args.json", json.dumps(args))
+    elif damage == "not-a-release":
+        target = tmp_path / "notes.txt"
+        target.write_text("hello\n")
+    code, err = xzbuild_inproc(capsys, "provision", variant, "--release", str(target), "--ota-url", "http://h/",
+                               "-o", str(tmp_path / "nvs.bin"))
+    assert code == 1, err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "nvs.bin").exists()
 
 
 def test_csv_writes_one_image_per_row(tmp_path: Path) -> None:

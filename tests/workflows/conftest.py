@@ -76,7 +76,7 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             pushed.set()
         runs["push2"] = run_workflow(main_dir, "release.yml", "--event", "push", *cap)
         runs["tag"] = run_workflow(main_dir, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap,
-                                   "--allow-deploy", "github-pages=refs/tags/v*")
+                                   "--allow-deploy", "github-pages=refs/tags/v*", "--allow-deploy", "pypi=refs/tags/v*")
 
     def pr_chain() -> None:
         # the bundle's last commit (the pin) and its parent: the update touches bread-compact-nt26 only

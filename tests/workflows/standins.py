@@ -13,6 +13,10 @@ Every stand-in checks its inputs: an input it does not know is an error, as is a
   unless the key was hit.
 - ``actions/configure-pages``, ``upload-pages-artifact``, ``deploy-pages``: the ``github-pages`` artifact and a
   local site dir (``WORKDIR/pages``).
+- ``pypa/gh-action-pypi-publish`` (``release/v1``): trusted publishing only (the job's ``id-token: write``, no
+  password); each file of ``packages-dir`` must be a wheel or sdist whose metadata names the project and version
+  its file name says (as twine checks); the index is ``WORKDIR/pypi/<project>/``, which, like PyPI, refuses a
+  file name it already holds unless ``skip-existing``.
 - ESP-IDF container ``espressif/idf:vX``: ``$IDF_PATH/export.sh`` puts the idf.py stand-in (tests/standin) and
   the job's Python first on PATH.
 """
@@ -431,6 +435,72 @@ def deploy_pages(rt: JobRuntime, uses: str, w: dict[str, str], env: dict[str, st
     return True, {"page_url": PAGES_URL + "/"}, None
 
 
+PYPI_UPLOAD_URL = "https://upload.pypi.org/legacy/"
+
+
+def _dist_metadata(path: Path) -> dict[str, str]:
+    """Name and Version from a wheel's METADATA or an sdist's PKG-INFO (one-line StandinError otherwise)."""
+    import email
+    import tarfile
+    import zipfile
+
+    try:
+        if path.name.endswith(".whl"):
+            with zipfile.ZipFile(path) as zf:
+                names = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+                raw = zf.read(names[0]) if len(names) == 1 else b""
+        else:
+            with tarfile.open(path) as tar:
+                members = [m for m in tar.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")]
+                fh = tar.extractfile(members[0]) if len(members) == 1 else None
+                raw = fh.read() if fh is not None else b""
+    except (OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        raise StandinError(f"{path.name}: not a readable distribution ({exc})") from None
+    meta = email.message_from_bytes(raw)
+    if not raw or not meta.get("Name") or not meta.get("Version") or not meta.get("Metadata-Version"):
+        raise StandinError(f"{path.name}: no metadata with Metadata-Version, Name and Version (twine check fails)")
+    return {"name": str(meta["Name"]), "version": str(meta["Version"])}
+
+
+def pypi_publish(rt: JobRuntime, uses: str, w: dict[str, str], env: dict[str, str]) -> tuple[bool, dict[str, str], None]:
+    from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+
+    _inputs(uses, w, {"packages-dir", "repository-url", "skip-existing", "verbose", "print-hash", "attestations",
+                      "verify-metadata"})
+    _need(rt, "id-token", "write", f"{uses} (trusted publishing exchanges the job's OIDC token)")
+    if w.get("repository-url", PYPI_UPLOAD_URL) != PYPI_UPLOAD_URL:
+        raise StandinError(f"{uses}: repository-url {w['repository-url']!r}: the stand-in is PyPI's")
+    folder = rt.workspace / w.get("packages-dir", "dist")
+    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    if not files:
+        raise StandinError(f"{uses}: no distributions in {w.get('packages-dir', 'dist')}/")
+    checked = []
+    for path in files:
+        try:
+            if path.name.endswith(".whl"):
+                name, version = parse_wheel_filename(path.name)[:2]
+            elif path.name.endswith(".tar.gz"):
+                name, version = parse_sdist_filename(path.name)
+            else:
+                raise StandinError(f"{uses}: {path.name} is neither a wheel nor an sdist (.tar.gz); PyPI refuses it")
+        except ValueError as exc:
+            raise StandinError(f"{uses}: {path.name}: {exc}") from None
+        meta = _dist_metadata(path)
+        if canonicalize_name(meta["name"]) != name or meta["version"] != str(version):
+            raise StandinError(f"{uses}: {path.name}: its metadata says {meta['name']} {meta['version']}")
+        checked.append((path, name))
+    skip = w.get("skip-existing", "false").lower() == "true"  # (a YAML boolean reaches here as "True")
+    for path, name in checked:
+        dest = rt.run.store.work / "pypi" / name / path.name
+        if dest.exists():
+            if skip:
+                continue
+            raise StandinError(f"{uses}: {path.name}: File already exists (PyPI never replaces a file)")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+    return True, {}, None
+
+
 ACTIONS: dict[str, tuple[str, Action]] = {
     "actions/checkout": ("v5", checkout),
     "actions/setup-python": ("v6", setup_python),
@@ -442,6 +512,7 @@ ACTIONS: dict[str, tuple[str, Action]] = {
     "actions/configure-pages": ("v6", configure_pages),
     "actions/upload-pages-artifact": ("v5", upload_pages_artifact),
     "actions/deploy-pages": ("v5", deploy_pages),
+    "pypa/gh-action-pypi-publish": ("release/v1", pypi_publish),
 }
 
 

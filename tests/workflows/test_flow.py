@@ -46,7 +46,7 @@ def _firmware_checkouts(run: Run) -> list[dict]:  # type: ignore[type-arg]
 
 def test_push_to_main_builds_the_capped_list_at_the_pin(workflow_runs: dict[str, Run]) -> None:
     run = workflow_runs["push1"]
-    _ok(run, skipped=("site", "pages"))
+    _ok(run, skipped=("site", "pages", "pypi"))
     assert run.summary["built"] == sorted(v["full_name"] for v in _listing()[:2])
     fw = _firmware_checkouts(run)
     assert fw and {c["sha"] for c in fw} == {_pin()}
@@ -55,7 +55,7 @@ def test_push_to_main_builds_the_capped_list_at_the_pin(workflow_runs: dict[str,
 
 def test_second_push_with_no_change_builds_nothing(workflow_runs: dict[str, Run]) -> None:
     run = workflow_runs["push2"]
-    _ok(run, skipped=("site", "pages"))
+    _ok(run, skipped=("site", "pages", "pypi"))
     assert run.summary["built"] == []
     assert re.search(r"cache restored from key build-\S+ \(exact\)", run.log)
     release = run.run_dir / "artifacts" / "release" / "manifest.json"
@@ -117,6 +117,30 @@ def test_tag_publishes_release_and_site_with_absolute_ota_urls(workflow_runs: di
     assert "previous release" in Path(run.summary["summary"]).read_text()
 
 
+def test_tag_attaches_and_publishes_the_xzbuild_wheel_and_sdist(workflow_runs: dict[str, Run]) -> None:
+    """The package job's sdist and wheel: attached to the GitHub release and uploaded to PyPI (trusted
+    publishing stand-in), the same bytes in both places, and the wheel carries the templates and npm bundles."""
+    import zipfile
+
+    run = workflow_runs["tag"]
+    _ok(run)
+    version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    assert version is not None
+    files = {f"xzbuild-{version.group(1)}-py3-none-any.whl", f"xzbuild-{version.group(1)}.tar.gz"}
+    release, index = run.workdir / "gh" / "releases" / "v2.4.2", run.workdir / "pypi" / "xzbuild"
+    assert files <= {p.name for p in release.iterdir()} and files == {p.name for p in index.iterdir()}
+    for name in files:
+        assert (release / name).read_bytes() == (index / name).read_bytes()
+    with zipfile.ZipFile(index / f"xzbuild-{version.group(1)}-py3-none-any.whl") as zf:
+        names = set(zf.namelist())
+    assert {"xzbuild/_data/templates/config_h.j2", "xzbuild/_data/templates/site/site.css",
+            "xzbuild/_data/npm/node_modules/esp-web-tools/dist/web/install-button.js",
+            "xzbuild/_data/npm/node_modules/esptool-js/bundle.js"} <= names
+    for event in ("push1", "push2"):  # pushes build the dists (the package job) but publish nothing
+        assert workflow_runs[event].summary["jobs"]["package"] == "success"
+        assert workflow_runs[event].summary["jobs"]["pypi"] == "skipped"
+
+
 @pytest.mark.parametrize("event", ["push1", "push2", "pr_board", "pr_pin", "tag"])
 def test_generate_runs_before_every_build(workflow_runs: dict[str, Run], event: str) -> None:
     """Each build job's log shows the generate step succeeding before the build step starts."""
@@ -133,7 +157,8 @@ def test_second_tag_compares_sizes_with_the_previous_release(tmp_path: Path) -> 
     against it to the step summary. (slow: two more release runs.)"""
     from tests.workflows.conftest import run_workflow
 
-    cap = ["--input", "limit=2", "--input", "shards=1", "--allow-deploy", "github-pages=refs/tags/v*"]
+    cap = ["--input", "limit=2", "--input", "shards=1", "--allow-deploy", "github-pages=refs/tags/v*",
+           "--allow-deploy", "pypi=refs/tags/v*"]
     first = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.1", *cap)
     _ok(first)
     second = run_workflow(tmp_path, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap)

@@ -245,3 +245,57 @@ def test_expansions_in_run_steps_are_quoted() -> None:
                     stripped = re.sub(r"'[^']*'", "''", line)
                     stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', stripped)
                     assert not re.search(r"\$(\{?[A-Za-z_]\w*\}?|\{\w+\[@\]\})", stripped), (name, line)
+
+
+PUBLISH = """name: w
+on:
+  push:
+    tags: ["v*"]
+permissions:
+  contents: read
+jobs:
+  pypi:
+    runs-on: ubuntu-latest
+{perms}
+    steps:
+      - name: A wheel and an sdist of project demo-pkg {version}
+        shell: python
+        run: |
+          import io, os, tarfile, zipfile
+          os.makedirs("dist", exist_ok=True)
+          meta = "Metadata-Version: 2.1\\nName: demo-pkg\\nVersion: {meta_version}\\n"
+          with zipfile.ZipFile("dist/demo_pkg-{version}-py3-none-any.whl", "w") as zf:
+              zf.writestr("demo_pkg-{version}.dist-info/METADATA", meta)
+          with tarfile.open("dist/demo_pkg-{version}.tar.gz", "w:gz") as tar:
+              data = meta.encode()
+              info = tarfile.TarInfo("demo_pkg-{version}/PKG-INFO")
+              info.size = len(data)
+              tar.addfile(info, io.BytesIO(data))
+      - uses: pypa/gh-action-pypi-publish@release/v1
+{with_}
+"""
+
+
+def _publish(tmp_path: Path, tag: str, *, perms: str = "    permissions:\n      id-token: write",
+             version: str = "1.0", meta_version: str = "1.0", skip: bool = False) -> tuple[int, str, Path]:
+    wf = _scratch(tmp_path / tag, PUBLISH.format(perms=perms, version=version, meta_version=meta_version,
+                                                 with_="        with:\n          skip-existing: true" if skip else ""))
+    run = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", tag)
+    return run.code, run.log, tmp_path / "work" / "pypi" / "demo-pkg"
+
+
+def test_pypi_publish_is_trusted_publishing_and_never_replaces_a_file(tmp_path: Path) -> None:
+    """pypa/gh-action-pypi-publish: trusted publishing needs `id-token: write` on the job (the action's README);
+    PyPI refuses to upload a file name it already has ("File already exists"), `skip-existing` skips it; twine
+    refuses a distribution whose metadata disagrees with its file name."""
+    code, log, index = _publish(tmp_path, "v1", perms="")
+    assert code != 0 and "needs permissions id-token: write" in log, log
+    code, log, index = _publish(tmp_path, "v2")
+    assert code == 0, log
+    assert sorted(p.name for p in index.iterdir()) == ["demo_pkg-1.0-py3-none-any.whl", "demo_pkg-1.0.tar.gz"]
+    code, log, _ = _publish(tmp_path, "v3")
+    assert code != 0 and "File already exists" in log, log
+    code, log, _ = _publish(tmp_path, "v4", skip=True)
+    assert code == 0, log
+    code, log, _ = _publish(tmp_path, "v5", version="2.0", meta_version="2.1")
+    assert code != 0 and "its metadata says demo-pkg 2.1" in log, log

@@ -62,7 +62,8 @@ def idf_executable(mode: str) -> tuple[str, ...]:
         path = standin_path()
         if not path.is_file():
             raise UserError(f"--idf standin: {path} not found; the idf.py stand-in ships with a source checkout of "
-                            "xzbuild (pip install -e .), not with an installed package")
+                            "xzbuild, not with an installed package: put a checkout's tests/standin/idf.py on PATH "
+                            "as idf.py and use --idf local (docs/install.md)")
         return (sys.executable, str(path))
     check_runner(mode)
     if mode == "local" or mode.startswith("docker:"):

@@ -59,7 +59,13 @@ def cached_listing(argv: list[str]) -> str | None:
 
     args = listing_args(text("idf") or DEFAULT_IDF, text("board"), text("target"),
                         bool(opts.get("include_excluded")), bool(opts.get("extra")))
-    return lookup(text("boards") or "boards", args)[1]
+    import os
+
+    from xzbuild.core.boardsdir import ENV, find_boards_dir
+
+    # the full CLI's --boards: explicit, $XZBUILD_BOARDS, else the nearest boards/ from here upward
+    boards = text("boards") or os.environ.get(ENV) or str(find_boards_dir() or "boards")
+    return lookup(boards, args)[1]
 
 
 def main() -> int:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._boards import boards_option
+
 _PATH = click.Path(path_type=Path)
 _DIR = click.Path(path_type=Path, file_okay=False)
 
@@ -21,8 +23,7 @@ def assets() -> None:
 @assets.command("build")
 @click.argument("variants", nargs=-1)
 @click.option("--all", "all_variants", is_flag=True, help="Build a bundle for every variant of every board.")
-@click.option("--boards", "boards_dir", type=_DIR, default=Path("boards"), show_default=True,
-              help="Board YAML directory (variant mode).")
+@boards_option("Board YAML directory (variant mode).")
 @click.option("--out", "out_dir", type=_DIR, default=Path("out/assets"), show_default=True,
               help="Output directory for per-variant bundles (<variant>/assets.bin).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel workers (default: CPUs).")
@@ -109,8 +110,7 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--partition-size", help="Check against this assets partition size (e.g. 0x100000).")
 @click.option("--variant", help="Check against this variant's assets partition (from the board model).")
-@click.option("--boards", "boards_dir", type=_DIR, default=Path("boards"), show_default=True,
-              help="Board YAML directory (with --variant).")
+@boards_option("Board YAML directory (with --variant).")
 @click.option("--name-length", type=click.IntRange(1, 255), help="Expression bundles: CONFIG_MMAP_FILE_NAME_LENGTH.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boards_dir: Path,

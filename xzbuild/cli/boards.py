@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-_BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
-                           show_default=True, help="Directory holding the board files.")
+from xzbuild.cli._boards import boards_option
+
+_BOARDS_OPT = boards_option()
 
 
 @click.group("boards")

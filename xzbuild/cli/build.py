@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._boards import boards_option
 from xzbuild.cli.matrix import matrix
 
 
@@ -31,8 +32,7 @@ from xzbuild.cli.matrix import matrix
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"), show_default=True,
               help="Release directory; one run at a time (a second run waits, naming the holder).")
 @click.option("--no-wait", is_flag=True, help="Refuse instead of waiting when another run holds --out.")
-@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
-              show_default=True)
+@boards_option()
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".xzbuild-cache"),
               show_default=True, help="Artifact cache, ccache and managed-components cache.")
 @click.option("--build-root", type=click.Path(file_okay=False, path_type=Path), default=None,

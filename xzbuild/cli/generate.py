@@ -9,15 +9,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from xzbuild.cli._boards import boards_option
 from xzbuild.cli.boards import boards
 
 if TYPE_CHECKING:
     from xzbuild.codegen.archetypes import Question
 
-_BOARDS_DIR = click.option(
-    "--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"), show_default=True,
-    help="Directory of board files.",
-)
+_BOARDS_DIR = boards_option("Directory of board files.")
 _FIRMWARE = click.Path(file_okay=False, exists=True, path_type=Path)
 
 

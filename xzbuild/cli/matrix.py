@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from xzbuild.cli._boards import boards_option
 from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
 
 if TYPE_CHECKING:
     from xzbuild.matrix.commands import SelectOutcome
     from xzbuild.matrix.entries import MatrixEntry
 
-_BOARDS_OPT = click.option("--boards", "boards_dir", type=click.Path(path_type=Path), default=Path("boards"),
-                           show_default=True, help="Directory holding the board files.")
+_BOARDS_OPT = boards_option()
 # ESP-IDF release lines (MAJOR.MINOR) the firmware's gates are written for; another version is most likely a
 # typo (6.01, 9.9) that would list a plausible but wrong matrix. Add a line here when ESP-IDF releases it.
 KNOWN_IDF_RELEASES = ("5.3", "5.4", "5.5", "6.0", "6.1")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._boards import boards_option
+
 _FLASH_SIZES = ["1MB", "2MB", "4MB", "8MB", "16MB", "32MB", "64MB", "128MB"]
 
 
@@ -109,8 +111,7 @@ def build_cmd(table: Path, output: Path, table_offset: str, bootloader_offset: s
 
 
 @partitions.command("variants")
-@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
-              show_default=True)
+@boards_option()
 @click.option("--firmware", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Read the tables from this firmware checkout (default: boards/partitions/).")
 @click.option("--out", "dist", type=click.Path(file_okay=False, path_type=Path), default=Path("dist"),

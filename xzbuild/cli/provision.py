@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._boards import boards_option
+
 
 @click.command("provision")
 @click.argument("variant")
@@ -25,14 +27,17 @@ import click
               help="Image to write (a directory with --csv).")
 @click.option("--port", default=None, help="Also write the image to the board on this serial port with esptool "
               "(at the nvs partition's offset; other partitions are left alone).")
-@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
-              show_default=True, help="Board files (the variant's partition table and chip).")
+@boards_option("Board files (the variant's partition table and chip).")
+@click.option("--release", "release", type=click.Path(path_type=Path), default=None, metavar="DIR|ZIP",
+              help="A release: the --out of `matrix build` (or one variant's directory of it), the release's "
+                   "firmware-<tag>.zip, or a merged-binary.bin / upstream v<version>_<variant>.zip. The variant's "
+                   "partition table and chip come from its flasher_args.json; no board files needed.")
 @click.option("--table", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Use this partition table (CSV or binary) instead of the variant's.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_url: str | None,
               csv_path: Path | None, output: Path | None,
-              port: str | None, boards_dir: Path, table: Path | None, as_json: bool) -> None:
+              port: str | None, boards_dir: Path, release: Path | None, table: Path | None, as_json: bool) -> None:
     """Write an NVS partition image for VARIANT that points the board at a server and Wi-Fi network(s)."""
     from xzbuild.core.errors import UserError
     from xzbuild.core.fsutil import atomic_write_bytes
@@ -47,6 +52,7 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
         nvs_partition,
         parse_wifi,
         read_devices_csv,
+        release_table,
         write_nvs,
     )
 
@@ -58,14 +64,21 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
         raise UserError("give -o FILE (or -o DIR with --csv) and/or --port PORT")
     if csv_path is not None and output is None:
         raise UserError("--csv needs -o DIR for the images")
+    if release is not None and table is not None:
+        raise UserError("--release and --table both name the partition table; drop one")
     target = ""
-    has_wifi: bool | None = None
-    if table is None:
-        v = load_boards(boards_dir, hardware=False).variant(variant)
-        table = table_path(v, boards_dir, None)
-        target = v.target
-        has_wifi = _has_wifi(v)
-    parsed = parse_binary(table.read_bytes(), str(table)) if table.read_bytes()[:2] == b"\xaa\x50" else read_csv(table)
+    has_wifi: bool | None = None  # unknown without the board file (a release, or --table)
+    if release is not None:
+        released = release_table(release, variant)
+        parsed, target = released.table, released.chip
+    else:
+        if table is None:
+            v = load_boards(boards_dir, hardware=False).variant(variant)
+            table = table_path(v, boards_dir, None)
+            target = v.target
+            has_wifi = _has_wifi(v)
+        raw = table.read_bytes()
+        parsed = parse_binary(raw, str(table)) if raw[:2] == b"\xaa\x50" else read_csv(table)
     part = nvs_partition(parsed)
 
     started = time.perf_counter()

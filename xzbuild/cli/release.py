@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._boards import boards_option
+
 
 @click.group("release")
 def release() -> None:
@@ -18,8 +20,7 @@ def release() -> None:
               help="Output dir of `xzbuild matrix build` (variant dirs with release.json, releases/*.zip).")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
               help="Site directory to write (replaced as a whole).")
-@click.option("--boards", "boards_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("boards"),
-              show_default=True, help="Board files for display/codec/network facts (skipped if absent).")
+@boards_option("Board files for display/codec/network facts (skipped if absent).")
 @click.option("--web-tools", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The esp-web-tools npm package dir (default: $XZBUILD_WEB_TOOLS, ./node_modules, .venv/npm).")
 @click.option("--hil", "hil", type=click.Path(dir_okay=False, path_type=Path), multiple=True,

@@ -1,12 +1,13 @@
-"""Jinja2 environment over the repository's ``templates/`` directory."""
+"""Jinja2 environment over ``templates/`` (the checkout's, or the wheel's copy: ``xzbuild.core.resources``)."""
 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+from xzbuild.core.resources import templates_dir
+
+TEMPLATES_DIR = templates_dir()
 
 
 @cache

@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from xzbuild.core.boardsdir import HOW
 from xzbuild.core.errors import Location, UserError, UserErrors
 from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
@@ -42,7 +43,7 @@ def load_boards(root: Path, validate: bool = True, hardware: bool = True) -> Boa
     """
     root = Path(root)
     if not root.is_dir():
-        raise UserError(f"board directory {root} not found; pass --boards or run from the repository root")
+        raise UserError(f"board directory {root} not found; {HOW}")
     errors: list[UserError] = []
     fw_path = root / FIRMWARE_FILE
     firmware = FirmwareFacts()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import confined_file, link_or_copy, replace_dir
+from xzbuild.core.resources import templates_dir
 from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js, nvs_facts
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
@@ -35,7 +36,7 @@ from xzbuild.release.webinstall import WebTools, find_web_tools, install_behavio
 if TYPE_CHECKING:
     from xzbuild.model import Variant
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
+TEMPLATES = templates_dir() / "site"
 STATIC = ("site.css", "site.js", "board.js", "chipcheck.js", "nvsgen.js", "ownserver.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
 

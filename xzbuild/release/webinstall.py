@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import UserError
+from xzbuild.core.resources import bundled_node_modules
 
 PACKAGE = "esp-web-tools"
 PINNED_VERSION = "10.4.0"  # what the Makefile installs and the browser test checks against
 ENTRY = "install-button.js"
 HOW_TO_GET = (f"install it with `npm install --prefix .venv/npm {PACKAGE}@{PINNED_VERSION}` (`make install` does) "
-              "or pass --web-tools DIR (the package directory)")
+              "or pass --web-tools DIR (the package directory); an installed xzbuild wheel carries it")
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,15 @@ def _candidates() -> list[Path]:
     roots = [Path(env)] if env else []
     roots += [Path("node_modules") / PACKAGE, Path(".venv/npm/node_modules") / PACKAGE,
               Path(sys.prefix) / "npm" / "node_modules" / PACKAGE]
+    bundled = bundled_node_modules()  # the installed wheel's copy (pinned, taken when the wheel was built)
+    if bundled is not None:
+        roots.append(bundled / PACKAGE)
     return roots
 
 
 def find_web_tools(explicit: Path | None = None) -> WebTools:
-    """Locate and read the package (``explicit``, else $XZBUILD_WEB_TOOLS, ./node_modules, the venv's npm dir)."""
+    """Locate and read the package (``explicit``, else $XZBUILD_WEB_TOOLS, ./node_modules, the venv's npm dir,
+    the copy an installed wheel carries)."""
     roots = [explicit] if explicit is not None else _candidates()
     for root in roots:
         if (root / PACKAGE / "package.json").is_file():
