@@ -186,3 +186,31 @@ def test_closure_covers_gcc_for_every_board(upstream: Path) -> None:
     reached = _closure_covers(upstream, boards)
     print(json.dumps({b: sorted(r) for b, r in reached.items() if r}, indent=1))
     assert sum(1 for r in reached.values() if r) == 7
+
+
+def test_closures_are_kept_per_tree_state(tmp_path: Path) -> None:
+    """The closures are computed once per tree state and kept in the cache directory: a second run on the same
+    tree parses no source; an edit that adds an #include is a new state and reaches the new file."""
+    tree, cache = tmp_path / "fw", tmp_path / "cache"
+    files = {
+        "main/CMakeLists.txt": 'set(INCLUDE_DIRS ".")\nlist(APPEND INCLUDE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/boards/common)\n',
+        "main/main.cc": '#include "board.h"\n',
+        "main/boards/common/board.h": "#pragma once\n",
+        "main/boards/common/extra.h": "#pragma once\n",
+        "main/boards/a/a.cc": '#include "../b/pins.h"\n',
+        "main/boards/b/b.cc": '#include "pins.h"\n',
+        "main/boards/b/pins.h": "#define P 1\n",
+    }
+    for rel, text in files.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    first = TreeDigest(tree, cache)
+    keys = {b: first.board_digest(b) for b in ("a", "b")}
+    assert first.graph().board_files("a") == {"main/boards/a/a.cc", "main/boards/b/pins.h"}
+    again = TreeDigest(tree, cache)
+    assert {b: again.board_digest(b) for b in ("a", "b")} == keys
+    assert again.graph()._edges == {}  # every closure came from the cache directory
+    (tree / "main/boards/a/a.cc").write_text('#include "../b/pins.h"\n#include "extra.h"\n')
+    edited = TreeDigest(tree, cache)
+    assert "main/boards/common/extra.h" in edited.graph().board_files("a")
+    assert edited.board_digest("a") != keys["a"] and edited.board_digest("b") == keys["b"]

@@ -88,8 +88,9 @@ class IncludeGraph:
         # an include directory is searched, not read: its files count when an #include reaches them
         self.named = [n for n in cmake_named(main_cmake) if n not in self.dirs]
         self.persist = persist
-        c_files = sorted((rel, sha) for rel, sha in files.items() if rel.endswith(_C_FAMILY))
-        self.state = hashlib.sha256(json.dumps([_VERSION, self.dirs, c_files]).encode()).hexdigest()
+        # every file: an #include may name any file (a .def, a .inc.txt), whose own includes count too
+        self.state = hashlib.sha256(json.dumps([_VERSION, self.dirs, self.named, sorted(files.items())]).encode()
+                                    ).hexdigest()
         self._closures: dict[str, list[str]] = {}
         self._loaded = False
         self._dirty = False
