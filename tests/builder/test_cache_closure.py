@@ -214,3 +214,11 @@ def test_closures_are_kept_per_tree_state(tmp_path: Path) -> None:
     edited = TreeDigest(tree, cache)
     assert "main/boards/common/extra.h" in edited.graph().board_files("a")
     assert edited.board_digest("a") != keys["a"] and edited.board_digest("b") == keys["b"]
+
+
+def test_touch_keeps_every_key(built: Built) -> None:
+    """Content decides, not mtimes: a touched header (new mtime, same bytes) rebuilds nothing."""
+    path = built.firmware / "main/boards/nologo/xingzhi-cube-1.54tft-wifi/power_manager.h"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    assert built.build() == dict.fromkeys(VARIANTS, BuildStatus.CACHED)
