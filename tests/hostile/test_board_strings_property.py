@@ -382,6 +382,10 @@ def branches(value: str) -> dict[str, Any]:
                          {"when": "else", "items": [{"define": "OUTSIDE", "value": "1"}]}]}
 
 
+# Text holding both a double quote and a backslash, in any order and run (the two characters a Kconfig string
+# escapes; board labels refuse them, the generator's Kconfig sink must still escape them).
+QUOTE_AND_BACKSLASH = st.tuples(PRINTABLE, st.text(st.sampled_from(['"', "\\", "a", " "]), max_size=6), PRINTABLE).map(
+    lambda t: t[0] + '"' + t[1] + "\\" + t[2])
 C_TOKEN = st.sampled_from(["1", "(2 + 3)", '"a b"', "'x'", "GPIO_NUM_4", "0x1F", "x  *  y", "-1", "a \\\n b"])
 HEADER = st.from_regex(r"[a-z][a-z0-9_]{0,6}(/[a-z][a-z0-9_.]{0,6})?\.h", fullmatch=True)
 # (id, where the value goes, the field's dotted path in errors, a plausible valid value, the round-trip judge)
@@ -408,7 +412,8 @@ FIELDS: list[tuple[str, Setter, str, st.SearchStrategy[str], Judge]] = [
      judge_same_macros({})),
     ("hardware-note", lambda b, v: b["hardware"]["leds"].__setitem__("notes", {"builtin": v}), "notes", PRINTABLE,
      judge_same_macros({})),
-    ("kconfig-label", kconfig_key("label"), "label", PRINTABLE.map(lambda t: "Demo " + t), judge_label),
+    ("kconfig-label", kconfig_key("label"), "label", st.one_of(PRINTABLE, QUOTE_AND_BACKSLASH).map(
+        lambda t: "Demo " + t), judge_label),
     ("kconfig-symbol", kconfig_key("symbol"), "symbol", ident("A-Z", "A-Z0-9_").map(lambda n: "BOARD_TYPE_" + n),
      judge_symbol),
     ("extra-cmake-value", kconfig_key("extra_cmake", lambda v: {"FOO": v}), "extra_cmake",
@@ -493,3 +498,49 @@ def test_readers_are_present() -> None:
 
 test_string_fields_refused_or_round_trip = _make(FAST)
 test_string_fields_refused_or_round_trip_long = pytest.mark.slow(_make(LONG))
+
+
+@pytest.mark.parametrize("label", ['Demo "x" \\ y', 'a\\"b', '\\"', '"\\', 'end\\', '\\\\"\\"', 'q"\\n'])
+def test_kconfig_table_sink_escapes_quote_and_backslash(label: str) -> None:
+    """The Kconfig board table escapes a label holding both '"' and '\\' so that esp-idf-kconfig reads back exactly
+    the label, even though board files refuse such labels (defence in depth: the sink does not trust the model)."""
+    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+
+    table = render_kconfig_entries([BoardTypeRow(symbol=SYMBOL, label=label, target="esp32s3", dir=DIR)])
+    assert kconfig_prompt(table, SYMBOL) == label
+
+
+@FAST
+@given(QUOTE_AND_BACKSLASH)
+def test_kconfig_table_sink_round_trips_quote_and_backslash(label: str) -> None:
+    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+
+    table = render_kconfig_entries([BoardTypeRow(symbol=SYMBOL, label=label, target="esp32s3", dir=DIR)])
+    assert kconfig_prompt(table, SYMBOL) == label
+
+
+@pytest.mark.parametrize("label", ['Demo "x"', "Demo \\ y", 'Demo "a\\b"', "Demo (x)"])
+def test_labels_upstream_misreads_are_refused(label: str, upstream: Path) -> None:
+    """Upstream's scripts/build.py reads a board's prompt with ``bool\\s+"([^"]+)"``, without unescaping: a label
+    holding '"' or '\\' would come back cut or with its escapes. Such a label is refused at the label's line; any
+    other one reads back whole through upstream's own function."""
+    import importlib.util
+
+    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+
+    spec = importlib.util.spec_from_file_location("upstream_build", upstream / "scripts" / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = render_kconfig_entries([BoardTypeRow(symbol=SYMBOL, label=label, target="esp32s3", dir=DIR)])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "Kconfig.projbuild"
+        path.write_text(f'choice BOARD_TYPE\n    prompt "Board"\n{table}endchoice\n', encoding="utf-8")
+        read_back = module._get_board_display_name(f"CONFIG_{SYMBOL}", path)
+    board = base_board()
+    board["kconfig"][0]["label"] = label
+    outcome = check_and_generate(board)
+    if read_back == label:
+        assert not outcome.refused, outcome.refused
+    else:
+        assert_refused_at(outcome, "label")

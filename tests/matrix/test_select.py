@@ -259,3 +259,46 @@ def test_partition_table_changes_select_its_users(board_set) -> None:  # type: i
         assert picked and all(e.variant.partition_table == "partitions/v2/4m.csv" for e in picked)  # type: ignore[union-attr]
         assert {e.target for e in picked} >= {"esp32"}
     assert select_variants(entries, ["partitions/v1/8m.csv"], g, None, 1.0).entries == []  # unreferenced
+
+
+@pytest.mark.parametrize(("old", "new", "targets"), [
+    # a version bump of a dependency whose headers no source of this tree includes
+    ("  lvgl/lvgl: ~9.5.0\n", "  lvgl/lvgl: ~9.6.0\n", None),
+    # a new dependency nothing includes yet
+    ("  lvgl/lvgl: ~9.5.0\n", "  lvgl/lvgl: ~9.5.0\n  espressif/esp_codec_dev: ~1.5.0\n", None),
+    # the same, limited by the manifest's rules to one target: that target's builds
+    ("  lvgl/lvgl: ~9.5.0\n", "  lvgl/lvgl: ~9.5.0\n  espressif/esp_codec_dev:\n    version: ~1.5.0\n    rules:\n"
+                              "    - if: target in [esp32c3]\n", {"esp32c3"}),
+], ids=["bump", "added", "added-for-esp32c3"])
+def test_manifest_dependency_nothing_includes_selects_every_build(
+        repo_root: Path, tmp_path: Path, old: str, new: str, targets: set[str] | None) -> None:
+    """The component manager adds every dependency of main/idf_component.yml to every build its `rules` allow:
+    the component is compiled and linked into each image and its Kconfig options enter each sdkconfig,
+    whether or not a source includes its headers. A change to one no source includes selects every variant
+    (of the targets its rules allow), not none."""
+    repo = tmp_path / "fw"
+    git(repo.parent, "init", "-q", str(repo))
+    git(repo, "config", "user.email", "t@example.invalid")
+    git(repo, "config", "user.name", "t")
+    write(repo, {
+        **tables([("bread-compact-wifi", "BREAD_COMPACT_WIFI")]),
+        "main/application.cc": "int app;\n",
+        "main/boards/common/wifi_board.cc": "// wifi\n",
+        "main/boards/bread-compact-wifi/compact_wifi_board.cc": '#include "wifi_board.h"\n',
+    })
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    manifest = repo / "main/idf_component.yml"
+    assert old in manifest.read_text()
+    manifest.write_text(manifest.read_text().replace(old, new))
+    git(repo, "commit", "-qam", "manifest")
+    data = run_select(repo_root, repo, "--base", "HEAD~1", "--head", "HEAD")
+    everything = run_select(repo_root, repo, stdin="sdkconfig.defaults\n")  # a file every build reads
+    assert everything["count"] == 174
+    if targets is None:
+        assert data["count"] == everything["count"] and data["everything"] is not None
+    else:
+        listed = CliRunner().invoke(cli, ["matrix", "list", "--boards", str(repo_root / "boards"), "--json"])
+        target_of = {v["full_name"]: v["target"] for v in json.loads(listed.stdout)}
+        expected = [n for n in names(everything) if target_of[n] in targets]
+        assert expected and names(data) == expected

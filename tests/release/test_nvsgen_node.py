@@ -43,12 +43,13 @@ def library_image(case: dict[str, Any], size: int) -> bytes | None:
         if case["otaUrl"]:
             gen.write_entry(nvs, "ota_url", "data", "string", case["otaUrl"])
         gen.nvs_close(nvs)
-    except (gen.PageFullError, gen.InsufficientSizeError):
+    except (gen.PageFullError, gen.InsufficientSizeError, gen.InputError):
         return None
     return out.getvalue()
 
 
-def node_images(tmp_path: Path) -> list[list[str | None]]:
+def node_images(tmp_path: Path, cases: list[dict[str, Any]] = CASES,
+                sizes: list[int] = SIZES) -> list[list[str | None]]:
     node = shutil.which("node")
     assert node, "node is required (Debian's nodejs, which npm comes with)"
     module = tmp_path / "nvsgen.mjs"
@@ -56,7 +57,7 @@ def node_images(tmp_path: Path) -> list[list[str | None]]:
     script = tmp_path / "run.mjs"
     script.write_text(
         "import { buildNvs, provisionEntries } from './nvsgen.mjs';\n"
-        f"const cases = {json.dumps(CASES)}; const sizes = {json.dumps(SIZES)};\n"
+        f"const cases = {json.dumps(cases)}; const sizes = {json.dumps(sizes)};\n"
         "const out = cases.map((c) => sizes.map((size) => {\n"
         "  try { return Buffer.from(buildNvs(provisionEntries(c), size)).toString('hex'); }\n"
         "  catch (e) { return null; }\n"
@@ -68,17 +69,44 @@ def node_images(tmp_path: Path) -> list[list[str | None]]:
 
 
 def test_browser_nvs_images_equal_the_library(tmp_path: Path) -> None:
-    results = node_images(tmp_path)
+    refused = compare(tmp_path, CASES, SIZES)
+    assert 0 < refused < len(CASES) * len(SIZES)  # the table holds both outcomes
+
+
+def compare(tmp_path: Path, cases: list[dict[str, Any]], sizes: list[int]) -> int:
+    """Assert the page writes what the library writes for every case and size; how many both refused."""
+    results = node_images(tmp_path, cases, sizes)
     refused = 0
-    for case, row in zip(CASES, results, strict=True):
-        for size, got in zip(SIZES, row, strict=True):
+    for case, row in zip(cases, results, strict=True):
+        for size, got in zip(sizes, row, strict=True):
             want = library_image(case, size)
             if want is None:
                 refused += 1
                 assert got is None, f"the library refuses {case['otaUrl'][:30]}… at {size:#x}, the page did not"
             else:
-                assert got is not None and bytes.fromhex(got) == want, (case["otaUrl"][:40], hex(size))
-    assert 0 < refused < len(CASES) * len(SIZES)  # the table holds both outcomes
+                same = got is not None and bytes.fromhex(got) == want  # (not compared inside assert: 24 KiB diffs)
+                assert same, (case["otaUrl"][:40], [[len(s), len(p)] for s, p in case["networks"]], hex(size))
+    return refused
+
+
+# Every string length at the 32-byte entry boundaries: passwords of 0-64 bytes (the Wi-Fi maximum 63 is 64 with
+# its NUL, two entries exactly), SSIDs of 1-32 bytes (31 + NUL = one entry exactly), and URLs whose NUL-terminated
+# length is around 123 and 124 entries and at 4000 bytes (NVS's largest string; with its header entry it would
+# take the page's last entry, so the library refuses it on a format-version-2 page, as it refuses 4001).
+BOUNDARY_CASES: list[dict[str, Any]] = (
+    [{"otaUrl": "", "networks": [["s", "p" * n]]} for n in range(65)]
+    + [{"otaUrl": "", "networks": [["s" * n, "pw"]]} for n in range(1, 33)]
+    + [{"otaUrl": "", "networks": [["s" * 31, "p" * 63], ["t" * 32, "q" * 31]]}]
+    + [{"otaUrl": "http://h/" + "u" * (n - 10), "networks": []} for n in (3935, 3936, 3937, 3967, 3968, 3999, 4000,
+                                                                            4001)]
+)
+
+
+def test_browser_nvs_images_at_entry_boundaries_equal_the_library(tmp_path: Path) -> None:
+    """Values whose length with the NUL is a multiple of 32 bytes fill their data entries exactly; the page
+    must span them as esp-idf-nvs-partition-gen does (ceil(len / 32) data entries), at every length 0-64."""
+    refused = compare(tmp_path, BOUNDARY_CASES, [0x6000, 0x3000])
+    assert refused == 3 * 2  # the library refuses the 3999-, 4000- and 4001-byte URLs, at both sizes
 
 
 @pytest.mark.parametrize("case, message", [

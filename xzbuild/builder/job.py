@@ -1,9 +1,11 @@
 """What one variant build needs (``BuildJob``) and its content-addressed cache key.
 
 The key covers everything that can change the artifacts: the board YAML, the variant's sdkconfig fragment,
-the firmware tree (the board's own ``main/boards/<dir>`` files separately from the rest, so editing one
-board changes only its variants' keys), the ESP-IDF version and runner, and the tool version. A plain
-``touch`` keeps the key (content, not mtimes, decides); editing a board file changes exactly its variants.
+the firmware tree, the ESP-IDF version and runner, and the tool version. Of the tree, every variant hashes the
+files outside ``main/boards/`` and what every build reads inside it; each variant adds its board directory and
+the include closure of its sources wherever it leads (a sibling board's header, a ``common/`` header only some
+boards include): ``xzbuild.builder.closure``. A plain ``touch`` keeps the key (content, not mtimes, decides);
+editing a file changes exactly the keys of the variants whose build reads it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild import __version__
+from xzbuild.builder.closure import BOARDS, IncludeGraph, digest_of
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import UserError
 
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from xzbuild.model import BoardSet, FirmwareFacts
 
 # Bump when the artifact layout in the cache changes, so old objects are not reused.
-CACHE_FORMAT = 2  # 2: objects are stored only after the identity checks (xzbuild.builder.identity)
+CACHE_FORMAT = 3  # 2: objects stored only after the identity checks; 3: keys over the include closure
 # Never part of the firmware state: VCS data and editor litter anywhere; outputs, caches and the sdkconfig
 # idf.py rewrites at the top of the checkout.
 IGNORED_NAMES = {".git", "__pycache__", ".vscode", ".idea", ".DS_Store"}
@@ -131,6 +134,10 @@ class TreeDigest:
                 self._stat = {}
         self._dirty = False
         self._files: list[tuple[str, str]] | None = None
+        self._graph: IncludeGraph | None = None
+        self._shas: dict[str, str] | None = None
+        self._global: str | None = None
+        self._closure_path = cache_dir / f"closure-{tag}.json" if cache_dir is not None else None
 
     def files(self) -> list[tuple[str, str]]:
         """(relative path, sha256) of every file, sorted; computed once."""
@@ -178,21 +185,35 @@ class TreeDigest:
             atomic_write_text(self.stat_cache_path, json.dumps(self._stat, sort_keys=True))
             self._dirty = False
 
-    def digest(self, include: str | None = None, exclude_boards: bool = False) -> str:
-        """Digest of the files under ``include`` (a dir prefix), or of everything except per-board dirs."""
-        h = hashlib.sha256()
-        for rel, sha in self.files():
-            if include is not None and not rel.startswith(include):
-                continue
-            if exclude_boards and _is_board_file(rel):
-                continue
-            h.update(f"{rel}\0{sha}\n".encode())
-        return h.hexdigest()
+    def shas(self) -> dict[str, str]:
+        """relative path -> sha256 of every file (computed once)."""
+        if self._shas is None:
+            self._shas = dict(self.files())
+        return self._shas
 
+    def graph(self) -> IncludeGraph:
+        """The include graph of this tree state (closures persisted next to the stat cache)."""
+        if self._graph is None:
+            self._graph = IncludeGraph(self.root, self.shas(), self._closure_path)
+        return self._graph
 
-def _is_board_file(rel: str) -> bool:
-    """Files under main/boards/<dir>/ belong to one board (main/boards/common stays global)."""
-    return rel.startswith("main/boards/") and not rel.startswith("main/boards/common/") and rel.count("/") >= 3
+    def global_digest(self) -> str:
+        """What every variant's build reads: the files outside ``main/boards/`` and the global ones inside."""
+        if self._global is None:
+            shas = self.shas()
+            inside = self.graph().global_board_files()
+            self._global = digest_of([r for r in shas if not r.startswith(BOARDS) or r in inside], shas.__getitem__)
+            self.graph().save()
+        return self._global
+
+    def board_digest(self, board: str) -> str:
+        """What only the builds of board directory ``board`` read: its files and its sources' include closure
+        (minus the global files)."""
+        shas = self.shas()
+        graph = self.graph()
+        files = graph.board_files(board) - graph.global_board_files()
+        graph.save()
+        return digest_of(files, shas.__getitem__)
 
 
 def cache_key(job: BuildJob, tree: TreeDigest, repo_root: Path, runner: str) -> str:
@@ -211,8 +232,8 @@ def cache_key(job: BuildJob, tree: TreeDigest, repo_root: Path, runner: str) -> 
         "runner": runner,
         "job": job.describe(),
         "board_yaml": yaml_digest,
-        "firmware": tree.digest(exclude_boards=True),
-        "board_sources": tree.digest(include=f"main/boards/{job.board}/"),
+        "firmware": tree.global_digest(),
+        "board_sources": tree.board_digest(job.board),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
