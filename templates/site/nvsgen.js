@@ -117,7 +117,7 @@ export function buildNvs(namespaces, size) {
 
 // What `xzbuild provision` writes: namespace "wifi", each ssid/password pair (ssid, password, ssid1, password1 …,
 // esp-wifi-connect's SsidManager keys), then ota_url (main/ota.cc). Checks as the command line does.
-export function provisionEntries({ otaUrl = "", networks = [] }) {
+export function provisionEntries({ otaUrl = "", networks = [], assetsUrl = "" }) {
   const items = [];
   if (networks.length > 10) throw new Error(`${networks.length} Wi-Fi networks; the firmware keeps at most 10`);
   networks.forEach(([ssid, password], i) => {
@@ -139,5 +139,9 @@ export function provisionEntries({ otaUrl = "", networks = [] }) {
     items.push(["ota_url", otaUrl]);
   }
   if (!items.length) throw new Error("nothing to provision: give a server URL and/or a Wi-Fi network");
-  return [["wifi", items]];
+  if (!assetsUrl) return [["wifi", items]];
+  // Application::CheckAssetsVersion (main/application.cc) reads Settings("assets").GetString("download_url")
+  if (!networks.length) throw new Error("leaving the assets to Wi-Fi needs a Wi-Fi network to download them over");
+  if (!/^https?:\/\//i.test(assetsUrl)) throw new Error(`${JSON.stringify(assetsUrl)} is not an http:// or https:// URL`);
+  return [["wifi", items], ["assets", [["download_url", assetsUrl]]]];
 }

@@ -18,20 +18,36 @@ for (const form of document.querySelectorAll("form.own-server-form")) {
     try {
       const data = new FormData(form);
       const ssid = String(data.get("ssid") || "");
+      // "Leave the assets to Wi-Fi": the parts of the update manifest (every image but NVS, one by one) without
+      // the assets image, erased and written like the factory install; NVS assets/download_url names the
+      // assets image on this site, which the board downloads at its first start (Assets::Download)
+      const overWifi = data.get("assets_over_wifi") === "on";
+      const source = overWifi ? section.querySelector("esp-web-install-button[data-kind=update]") : factory;
+      if (!source) throw new Error("this variant has no per-part manifest to leave the assets out of");
+      const manifestURL = new URL(source.getAttribute("manifest"), location.href);
+      const manifest = await (await fetch(manifestURL)).json();
+      const assetsOffset = Number(section.dataset.assetsOffset);
+      let assetsUrl = "";
+      if (overWifi) {
+        const part = manifest.builds[0].parts.find((p) => p.offset === assetsOffset);
+        if (!part) throw new Error("the release lists no assets image at the assets partition");
+        assetsUrl = new URL(part.path, manifestURL).href;
+        manifest.new_install_prompt_erase = false;  // a first install: the whole chip is erased, as Install does
+      }
       const entries = provisionEntries({
         otaUrl: String(data.get("ota_url") || "").trim(),
         networks: ssid ? [[ssid, String(data.get("password") || "")]] : [],
+        assetsUrl,
       });
       const offset = Number(section.dataset.nvsOffset);
       const image = buildNvs(entries, Number(section.dataset.nvsSize));
-      const manifestURL = new URL(factory.getAttribute("manifest"), location.href);
-      const manifest = await (await fetch(manifestURL)).json();
       const nvsURL = URL.createObjectURL(new Blob([image], { type: "application/octet-stream" }));
       urls.push(nvsURL);
-      manifest.name = `${manifest.name} with my server`;
+      manifest.name = `${manifest.name} with my server` + (overWifi ? ", assets over Wi-Fi" : "");
       manifest.builds = manifest.builds.map((build) => ({
         ...build,
-        parts: [...build.parts.map((p) => ({ path: new URL(p.path, manifestURL).href, offset: p.offset })),
+        parts: [...build.parts.filter((p) => !overWifi || p.offset !== assetsOffset)
+                  .map((p) => ({ path: new URL(p.path, manifestURL).href, offset: p.offset })),
                 { path: nvsURL, offset }],
       }));
       const own = URL.createObjectURL(new Blob([JSON.stringify(manifest)], { type: "application/json" }));
@@ -48,7 +64,7 @@ for (const form of document.querySelectorAll("form.own-server-form")) {
       button.append(activate);
       holder.append(button);
       // the values themselves, as they will be written (the password only by its length)
-      const said = entries[0][1].map(([k, v]) => (k.startsWith("password")
+      const said = entries.flatMap(([, items]) => items).map(([k, v]) => (k.startsWith("password")
         ? `${k} (${[...v].length} characters)` : `${k} "${v}"`));
       status.textContent = `Ready: this writes ${said.join(", ")} into the settings partition at ` +
         `0x${offset.toString(16)}. Press the button to install.`;

@@ -90,7 +90,7 @@ def test_site_serves_the_pinned_esptool_js_and_names_every_app(site: tuple[Path,
 
 
 def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_path: str, variant: str, kind: str,
-            revision: str | None = None, own: dict[str, str] | None = None) -> tuple[float, list[str]]:
+            revision: str | None = None, own: dict[str, str | bool] | None = None) -> tuple[float, list[str]]:
     """Open the page, press the variant's Install (factory) or Update button and go through ESP Web Tools'
     dialog as a person would; returns the seconds from the click to "Installation complete!" and the log."""
     context = browser.new_context()
@@ -107,13 +107,21 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
         if own is not None:  # "Install with my own server": fill the form, the page builds the NVS image
             page.click(f"#{variant} details.own-server summary")
             for name, value in own.items():
-                page.fill(f"#{variant} .own-server-form input[name={name}]", value)
+                field = f"#{variant} .own-server-form input[name={name}]"
+                if isinstance(value, bool):
+                    page.set_checked(field, value)
+                else:
+                    page.fill(field, value)
             page.click(f"#{variant} .own-server-form button[type=submit]")
             page.wait_for_selector(f"#{variant} esp-web-install-button[data-kind=own] button")
             console.append("own-server-status: " + (page.text_content(f"#{variant} .own-server-status") or ""))
         started = time.monotonic()
         page.click(f"#{variant} esp-web-install-button[data-kind={kind}] button")
-        page.click("ewt-install-dialog ew-list-item >> nth=0")  # "Install <name>" on the dashboard
+        try:
+            page.click("ewt-install-dialog ew-list-item >> nth=0")
+        except Exception as exc:  # the dialog says why (a manifest it refused, a port it could not open)
+            raise AssertionError(f"no install choice in ESP Web Tools' dialog: {exc}\nconsole:\n"
+                                 + "\n".join(console[-20:])) from None  # "Install <name>" on the dashboard
         if kind == "update":  # new_install_prompt_erase: the "Erase device" box, left unticked
             page.wait_for_selector("ewt-install-dialog :text('Erase device')")
             assert not page.eval_on_selector("ewt-install-dialog ew-checkbox", "c => c.checked")
@@ -338,5 +346,50 @@ def test_chip_check_names_the_installed_firmware_and_asks_before_replacing_it(
             page.wait_for_selector("ewt-install-dialog ew-list-item")  # accepted: the installer's dialog
             assert len(asked) == 2
             context.close()
+    finally:
+        handle.close()
+
+
+@pytest.fixture(scope="module")
+def site_with_assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """An S3 release that flashes an assets image (the stand-in's generated_assets.bin)."""
+    from xzbuild.cli.main import main
+
+    root = tmp_path_factory.mktemp("install-assets")
+    dist = build_release(root, [S3])
+    assert main(site_args(dist, root / "site")) == 0
+    return dist, root / "site"
+
+
+def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, Path], browser: Any,
+                                                 servers: tuple[ServerThread, ServerThread]) -> None:
+    """Issue 42 (b) through ESP Web Tools, on a board behind a UART bridge with the line model: "Leave the assets
+    to Wi-Fi" writes every image but the assets one over serial, with NVS naming the assets image on the site;
+    at its first start the board downloads it from the site, applies it (checksum as main/assets.cc) and talks."""
+    dist, root = site_with_assets
+    _, mine = servers
+    rec = record(dist, S3)
+    args = json.loads((dist / S3 / "flasher_args.json").read_text())
+    assets_offset = int(args["assets"]["offset"], 16)
+    assets = (dist / S3 / args["assets"]["file"]).read_bytes()
+    handle = spawn(VirtualSpec("s3-wifi-assets", chip="esp32s3", flash="16MB", psram_mb=8, line="uart"))
+    try:
+        board = handle.board
+        board.flash.write(assets_offset, b"\x5a" * 4096)  # an earlier life's bytes: the install erases them
+        with br.serve(root) as served, WebSerialBridge([board]) as bridge:
+            mark = len(board.serial_log)
+            seconds, console = install(browser, served.base, bridge, "s3-wifi-assets", f"boards/{S3}.html", S3, "own",
+                                       own={"ota_url": mine.ota_url, "ssid": "lab-ap", "password": "pw12345678",
+                                            "assets_over_wifi": True})
+            status = next(line for line in console if line.startswith("own-server-status: "))
+            assert 'download_url "http' in status, status
+            log = wait_log(board, b"Assets: Header written", mark, timeout=60)
+            assert b"Assets: Downloading new version of assets from " + served.base.encode() in log
+            assert board.flash.read(assets_offset, len(assets)) == assets
+            assert any(path.endswith(f"/{args['assets']['file']}") for path, code in served.requests if code == 200)
+            smoke(handle, mine, rec["app_version"], mark)
+            br.TIMINGS.append(f"browser install, assets over Wi-Fi, {S3} (esp32s3 behind a UART bridge, line model): "
+                              f"{seconds:.1f} s, {bridge.rx_bytes} bytes sent over the port, then {len(assets)} bytes "
+                              "of assets over Wi-Fi")
     finally:
         handle.close()

@@ -25,6 +25,10 @@ CASES: list[dict[str, Any]] = [
     # 3950 bytes = 124 data entries: after the namespace entry it would end exactly on the page's last entry,
     # which the library never fills, so it opens a second page
     {"otaUrl": "http://h/" + "w" * 3940, "networks": []},
+    # "assets over Wi-Fi" (issue 42): namespace assets, key download_url, after the wifi namespace
+    {"otaUrl": "http://192.168.1.10:8002/xiaozhi/ota/", "networks": [["home", "secret123"]],
+     "assetsUrl": "https://firmware.example/xiaozhi/bread-compact-wifi/generated_assets.bin"},
+    {"otaUrl": "", "networks": [["lab", ""]], "assetsUrl": "http://h/" + "a" * 3000},
 ]
 SIZES = [0x4000, 0x3000, 0x6000]
 
@@ -42,6 +46,9 @@ def library_image(case: dict[str, Any], size: int) -> bytes | None:
             gen.write_entry(nvs, f"password{i or ''}", "data", "string", password)
         if case["otaUrl"]:
             gen.write_entry(nvs, "ota_url", "data", "string", case["otaUrl"])
+        if case.get("assetsUrl"):
+            gen.write_entry(nvs, "assets", "namespace", "", "")
+            gen.write_entry(nvs, "download_url", "data", "string", case["assetsUrl"])
         gen.nvs_close(nvs)
     except (gen.PageFullError, gen.InsufficientSizeError, gen.InputError):
         return None
@@ -112,6 +119,7 @@ def test_browser_nvs_images_at_entry_boundaries_equal_the_library(tmp_path: Path
 @pytest.mark.parametrize("case, message", [
     ({"otaUrl": "192.168.1.10:8002/ota/"}, "is not an http:// or https:// URL"),
     ({"networks": [["x" * 33, "pw"]]}, "is 33 bytes"),
+    ({"otaUrl": "http://192.168.1.10:8002/ota/", "assetsUrl": "http://h/a.bin"}, "needs a Wi-Fi network"),
 ])
 def test_browser_refuses_what_the_cli_refuses(tmp_path: Path, case: dict[str, Any], message: str) -> None:
     module = tmp_path / "nvsgen.mjs"

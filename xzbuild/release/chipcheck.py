@@ -90,4 +90,8 @@ def nvs_facts(release: Release, variant: Any) -> dict[str, str]:
         part = nvs_partition(parse_binary((release.dist / table.path).read_bytes(), table.path))
     except (OSError, UserError):
         return {}
-    return {"nvs-offset": str(part.offset), "nvs-size": str(part.size)}
+    out = {"nvs-offset": str(part.offset), "nvs-size": str(part.size)}
+    assets = next((f for f in variant.files if f.role == "assets" and isinstance(f.offset, int)), None)
+    if assets is not None:  # "assets over Wi-Fi" leaves this part out and names it in NVS assets/download_url
+        out |= {"assets-offset": str(assets.offset), "assets-size": str(assets.size or 0)}
+    return out
