@@ -13,7 +13,8 @@ from xzbuild.cli.main import LAZY_COMMANDS, cli_modules
 
 # Prints {top-level command: sorted subcommand names} as a fresh interpreter sees it, after looking up only
 # the commands named in argv (or, with no argv, after a full discovery as --help does), plus the CLI
-# modules that got imported.
+# command modules that got imported (helpers named `_x`, such as the boards-dir lookup every command shares,
+# are not command modules).
 _PROBE = """
 import json, sys, click
 from xzbuild.cli.main import cli
@@ -23,7 +24,8 @@ tree = {}
 for name in names:
     cmd = cli.get_command(ctx, name)
     tree[name] = sorted(cmd.commands) if isinstance(cmd, click.Group) else []
-mods = sorted(m.split(".")[-1] for m in sys.modules if m.startswith("xzbuild.cli.") and m != "xzbuild.cli.main")
+mods = sorted(m.split(".")[-1] for m in sys.modules if m.startswith("xzbuild.cli.") and m != "xzbuild.cli.main"
+              and not m.split(".")[-1].startswith("_"))
 print(json.dumps({"tree": tree, "modules": mods}))
 """
 
