@@ -59,7 +59,6 @@ class Options:
     inputs: dict[str, str]
     allow_deploy: dict[str, list[str]]
     shims: dict[str, str]
-    firmware_bundle: Path
     log: Any = sys.stderr
 
 
@@ -137,7 +136,7 @@ class WorkflowRun:
         self.results: dict[str, JobResult] = {}
         self.statuses: dict[str, str] = {}
         self.checkouts: list[dict[str, str]] = []
-        self.store = standins.Stores(opts.work, opts.run_id, opts.firmware_bundle)
+        self.store = standins.Stores(opts.work, opts.run_id)
 
     # ---- loading and checking ----
     def _load(self, path: Path) -> dict[str, Any]:

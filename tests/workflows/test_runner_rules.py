@@ -25,7 +25,7 @@ def _scratch(tmp_path: Path, workflow: str) -> Path:
     repo = tmp_path / "repo"
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / "boards").mkdir()
-    (repo / "boards" / "_firmware.yaml").write_text("upstream_commit: da0b434b9e7adc43f16efa19cff33bbb0b5f71dc\n")
+    (repo / "boards" / "_firmware.yaml").write_text("upstream_commit: 48142026b50b50f6748c003ae3b28d1cbe4cb667\n")
     (repo / ".github" / "workflows" / "w.yml").write_text(workflow)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     return repo / ".github" / "workflows" / "w.yml"
