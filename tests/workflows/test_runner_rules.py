@@ -145,8 +145,11 @@ jobs:
 """)
     refused = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.0")
     assert refused.code == 1 and "not allowed to deploy" in refused.log
-    admitted = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.1",
-                            "--allow-deploy", "github-pages=refs/tags/v*")
+    # the refusal names both fixes: GitHub's tag rule and the runner's flag, which admits the next tag as given
+    assert "add a deployment tag rule to the github-pages environment" in refused.log, refused.log
+    fix = re.search(r"rerun with (--allow-deploy) (github-pages=\S+)", refused.log)
+    assert fix, refused.log
+    admitted = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.1", *fix.groups())
     assert admitted.code == 0 and "deploying" in admitted.log
 
 
