@@ -262,8 +262,13 @@ def test_reads_the_merged_release_of_the_workflow(dist: Path, tmp_path: Path,
     assert summary["variants"] == len(records)
     assert summary["version"] == records[0]["project_version"]
     assert summary["boards"] == len({r["board"] for r in records})
-    assert summary["text_bytes"] == sum(p.stat().st_size for p in (tmp_path / "site").rglob("*")
-                                        if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts)
+    text = {p.relative_to(tmp_path / "site").as_posix(): p.stat().st_size for p in (tmp_path / "site").rglob("*")
+            if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts}
+    vendored = {rel: n for rel, n in text.items() if rel.startswith(("static/esp-web-tools/", "static/esptool-js/"))}
+    # the flashers are the pinned npm packages' files: counted apart, the rest is the site's own
+    assert {rel.split("/")[1] for rel in vendored} == {"esp-web-tools", "esptool-js"}
+    assert summary["vendored_bytes"] == sum(vendored.values())
+    assert summary["text_bytes"] == sum(text.values()) - sum(vendored.values())
 
 
 def test_no_update_button_when_the_settings_partition_is_unknown(dist: Path, tmp_path: Path) -> None:

@@ -57,7 +57,8 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None, pr
     for note in summary.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"{summary.out}/index.html: {summary.variants} variant(s) on {summary.boards} board page(s), "
-               f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB, "
+               f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB "
+               f"(+ {summary.vendored_bytes / 1e6:.2f} MB vendored flashers), "
                f"firmware {summary.firmware_bytes / 1e6:.1f} MB; ESP Web Tools {summary.web_tools}; "
                + (f"{summary.ota_records} OTA record(s)" if base_url is not None else
                   "no OTA records (pass --base-url URL)"))

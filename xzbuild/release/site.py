@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "site"
 STATIC = ("site.css", "site.js", "board.js", "chipcheck.js", "nvsgen.js", "ownserver.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
+#: Third-party browser bundles the site serves unchanged (pinned npm packages): counted apart from the site's own
+#: HTML/JS/CSS, since their size is fixed by the pin and does not grow with the catalog (docs/release-site.md).
+VENDORED = ("static/esp-web-tools/", "static/esptool-js/")
 
 
 @dataclass(frozen=True)
@@ -94,12 +97,13 @@ class SiteSummary:
     version: str
     boards: int
     variants: int
-    text_bytes: int  # HTML + JS + CSS, excluding images and firmware
+    text_bytes: int  # the site's own HTML + JS + CSS, excluding images, firmware and the vendored flashers
     firmware_bytes: int
     web_tools: str
     update_paths: int
     notes: list[str] = field(default_factory=list)
     ota_records: int = 0  # fw/<variant>/ota.json files written (with --base-url)
+    vendored_bytes: int = 0  # the vendored flashers' JS (ESP Web Tools, esptool-js), VENDORED
 
 
 @dataclass
@@ -372,8 +376,14 @@ def build_site(options: SiteOptions) -> SiteSummary:
         _write(stage / "site.json", json.dumps(_site_record(options, release, web, views,
                                                             (esptool_version, esptool_bundle)), indent=2,
                                                sort_keys=True, ensure_ascii=False) + "\n")
-        text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
-                   and "fw" not in p.relative_to(stage).parts)
+        text = vendored = 0
+        for p in stage.rglob("*"):
+            rel = p.relative_to(stage).as_posix()
+            if p.suffix in TEXT_SUFFIXES and p.is_file() and not rel.startswith("fw/"):
+                if rel.startswith(VENDORED):
+                    vendored += p.stat().st_size
+                else:
+                    text += p.stat().st_size
         replace_dir(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -388,7 +398,7 @@ def build_site(options: SiteOptions) -> SiteSummary:
              for reason, names in sorted(by_reason.items())]
     return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
                        text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
-                       notes=notes, ota_records=len(views) if base_url is not None else 0)
+                       notes=notes, ota_records=len(views) if base_url is not None else 0, vendored_bytes=vendored)
 
 
 def summary_dict(summary: SiteSummary) -> dict[str, Any]:
