@@ -4,8 +4,7 @@ Runs the product's commands (generate, matrix list/github/select in both modes, 
 build and the release site) into OUT and writes OUT/MANIFEST: one line per output file or command stdout with
 its sha256. Run it on two commits and diff the manifests:
 
-    .venv/bin/python bench/behaviour_snapshot.py --upstream ../shared/fixtures/upstream/xiaozhi-esp32-last301.bundle \
-        --out /tmp/snap-before
+    .venv/bin/python bench/behaviour_snapshot.py --out /tmp/snap-before
     (switch commits)
     .venv/bin/python bench/behaviour_snapshot.py ... --out /tmp/snap-after
     diff /tmp/snap-before/MANIFEST /tmp/snap-after/MANIFEST
@@ -27,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 XZ = [sys.executable, "-m", "xzbuild.cli.main"]
 
-# Upstream commits whose selections the snapshot records (bundle ids): the pin, a shared-source change, the
+# Upstream commits whose selections the snapshot records (upstream's own ids): the pin, a shared-source change, the
 # pre-reorganisation commit of issue 32, Kconfig, CMake-listing and audio-source changes.
-SELECT_COMMITS = ["da0b434b", "6a53e8e", "dbd797ce", "05faf88", "5114b7a", "baf8dde"]
+SELECT_COMMITS = ["48142026", "90311fc8", "e9582601", "61111f10", "dd99da00", "3e86f0ad"]
 VOLATILE = re.compile(r'"(seconds|duration|started|finished|elapsed|timestamp|time|[a-z_]+_s|[a-z_]+_s_sum|pool_efficiency)": ?[0-9.eE+-]+'
                       r'|\b(time)="[0-9.]+"')
 
@@ -53,15 +52,21 @@ def run(args: list[str], out: Path, name: str, cwd: Path = ROOT, stdin: str | No
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--upstream", type=Path, required=True, help="upstream bundle or clone")
+    ap.add_argument("--upstream", type=Path, default=None,
+                    help="an upstream clone (default: upstream's shallow clone in ../shared, tests/upstream_repo.py)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     out: Path = a.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     up = out / "_upstream"
-    subprocess.run(["git", "clone", "-q", str(a.upstream.resolve()), str(up)], check=True)
-    subprocess.run(["git", "-C", str(up), "checkout", "-q", SELECT_COMMITS[0]], check=True)
+    if a.upstream is None:
+        sys.path.insert(0, str(ROOT))
+        from tests.upstream_repo import clone_upstream
+        clone_upstream(up, SELECT_COMMITS[0])
+    else:
+        subprocess.run(["git", "clone", "-q", str(a.upstream.resolve()), str(up)], check=True)
+        subprocess.run(["git", "-C", str(up), "checkout", "-q", SELECT_COMMITS[0]], check=True)
 
     run([*XZ, "boards", "list", "--json"], out, "boards-list")
     run([*XZ, "generate", "--out", str(out / "generate")], out, "generate")

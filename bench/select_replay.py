@@ -11,7 +11,8 @@ total is above --max-ratio of upstream's.
     .venv/bin/python bench/select_replay.py [--upstream DIR] [--commits 300] [--json]
     .venv/bin/python bench/select_replay.py --mode pr [--oracle]   # PR mode beside upstream and sound
 
-Without --upstream, the bundle in ../shared/fixtures/upstream is cloned into a temporary directory.
+Without --upstream, upstream's shallow clone in ../shared/fixtures/upstream (upstream's own commit ids,
+tests/upstream_repo.py) is cloned into a temporary directory.
 With --mode pr, every commit is also selected in PR mode (one build per compile class of each changed
 shared C/C++ file): builds per mode, soundly selected variants no class covers (must be 0), and over the
 commits that change shared C/C++ code the PR/sound ratio (target <= 20%). --oracle judges every
@@ -123,7 +124,7 @@ def translate(path: str, dir_map: list[tuple[str, str]]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--upstream", type=Path, default=None, help="xiaozhi-esp32 checkout (default: clone the bundle)")
+    ap.add_argument("--upstream", type=Path, default=None, help="xiaozhi-esp32 checkout (default: clone upstream's shallow clone)")
     ap.add_argument("--mode", choices=["sound", "pr"], default="sound", help="also replay PR mode")
     ap.add_argument("--oracle", action="store_true", help="with --mode pr: check every class with gcc -E")
     ap.add_argument("--boards", type=Path, default=REPO / "boards")
@@ -139,7 +140,7 @@ def main() -> int:
     args = ap.parse_args()
 
     if args.upstream is None:
-        args.upstream = clone_bundle()
+        args.upstream = clone_shallow()
     started = time.perf_counter()
     board_set = load_boards(args.boards)
     entries = [e for e in list_variants(board_set, args.idf) if e.enabled]
@@ -241,14 +242,13 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def clone_bundle() -> Path:
-    """A temporary clone of the upstream bundle beside the repository."""
+def clone_shallow() -> Path:
+    """A temporary clone of upstream's shallow clone (work tree at the pin, upstream's own commit ids)."""
     import tempfile
 
-    bundle = REPO.parent / "shared" / "fixtures" / "upstream" / "xiaozhi-esp32-last301.bundle"
-    dest = Path(tempfile.mkdtemp(prefix="xzbuild-replay-")) / "xiaozhi-esp32"
-    subprocess.run(["git", "clone", "-q", "-b", "main-last301", str(bundle), str(dest)], check=True)
-    return dest
+    from tests.upstream_repo import clone_upstream
+
+    return clone_upstream(Path(tempfile.mkdtemp(prefix="xzbuild-replay-")) / "xiaozhi-esp32")
 
 
 class PrReplay:

@@ -1,4 +1,4 @@
-"""kconfig-check on the committed boards against the pinned upstream tree (the bundle tip): the 12 sdkconfig
+"""kconfig-check on the committed boards against the pinned upstream tree (upstream 48142026): the 12 sdkconfig
 lines upstream's Kconfig silently drops are warned about with board file:line, and --strict fails."""
 
 from __future__ import annotations

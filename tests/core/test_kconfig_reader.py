@@ -1,6 +1,6 @@
 """The Kconfig readers of ``xzbuild.core``: the layout (``kconfig_text``) and the meaning (``kconfig``, through
 esp-idf-kconfig, with the layout as fallback). Expected values are written by hand, the last ones from reading
-upstream's real ``main/Kconfig.projbuild`` at the pin (da0b434b in the bundle)."""
+upstream's real ``main/Kconfig.projbuild`` at the pin (upstream 48142026)."""
 
 from __future__ import annotations
 

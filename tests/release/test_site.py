@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.builder.firmware import REPO
-from tests.release.factory import WEB_TOOLS, site_args
+from tests.release.factory import SMALL, WEB_TOOLS, site_args
 from xzbuild.cli.main import main
 
 
@@ -176,7 +176,16 @@ def _string_offset(dist: Path) -> None:
     path.write_text(json.dumps(data))
 
 
+def _no_app_version(dist: Path) -> None:
+    path = dist / "bread-compact-wifi" / "release.json"
+    data = json.loads(path.read_text())
+    del data["app_version"]
+    path.write_text(json.dumps(data))
+
+
 ERROR_CASES = [
+    ("ota-without-version", _no_app_version, ["--base-url", "https://owner.example/xz"],
+     "bread-compact-wifi: the release record has no app_version, which the OTA record must carry"),
     ("string-offset", _string_offset, [], "builds[0].parts[0].offset: expected an integer, got '0x10000'"),
     ("missing-part", _damage_part, [], "bread-compact-wifi/xiaozhi.bin: named here but missing from"),
     ("bad-manifest", _damage_manifest, [], "webtools-factory.json:1:2: not JSON"),
@@ -282,8 +291,13 @@ def test_reads_the_merged_release_of_the_workflow(dist: Path, tmp_path: Path,
     assert summary["variants"] == len(records)
     assert summary["version"] == records[0]["project_version"]
     assert summary["boards"] == len({r["board"] for r in records})
-    assert summary["text_bytes"] == sum(p.stat().st_size for p in (tmp_path / "site").rglob("*")
-                                        if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts)
+    text = {p.relative_to(tmp_path / "site").as_posix(): p.stat().st_size for p in (tmp_path / "site").rglob("*")
+            if p.suffix in (".html", ".js", ".css") and "fw" not in p.parts}
+    vendored = {rel: n for rel, n in text.items() if rel.startswith(("static/esp-web-tools/", "static/esptool-js/"))}
+    # the flashers are the pinned npm packages' files: counted apart, the rest is the site's own
+    assert {rel.split("/")[1] for rel in vendored} == {"esp-web-tools", "esptool-js"}
+    assert summary["vendored_bytes"] == sum(vendored.values())
+    assert summary["text_bytes"] == sum(text.values()) - sum(vendored.values())
 
 
 def test_no_update_button_when_the_settings_partition_is_unknown(dist: Path, tmp_path: Path) -> None:
@@ -322,3 +336,48 @@ def test_unwritable_output_is_one_line(small_dist: Path, tmp_path: Path, capsys:
     code, _, err = run(site_args(small_dist, blocker / "site"), capsys)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "choose another --out" in err
+
+
+def _firmware_reads(record: dict[str, object]) -> tuple[str, str]:
+    """The OTA record as the firmware reads it (device-protocol §2.2/§2.5): a `firmware` object whose `version`
+    and `url` are both strings, the version split on '.' into integers, the url fetched as given."""
+    firmware = record["firmware"]
+    assert isinstance(firmware, dict)
+    version, url = firmware["version"], firmware["url"]
+    assert isinstance(version, str) and isinstance(url, str)
+    assert all(part.strip().isdigit() for part in version.split("."))  # std::stoi on every segment
+    return version, url
+
+
+def test_base_url_publishes_an_ota_record_per_variant(small_dist: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`release site --base-url` writes fw/<variant>/ota.json: its URL, absolute under the base, names the app
+    image the site serves, whose esp_app_desc_t (esp-images spec §2: magic 0xABCD5432 at file offset 0x20,
+    version at 0x30) carries the record's version, so a device on an older version upgrades to it."""
+    base = "https://owner.example/xz"
+    code, out, _ = run([*site_args(small_dist, tmp_path / "site"), "--base-url", base + "/"], capsys)
+    site = tmp_path / "site"
+    names = sorted(p.parent.name for p in small_dist.glob("*/release.json"))
+    assert code == 0 and f"{len(names)} OTA record(s)" in out and set(SMALL) <= set(names)
+    assert sorted(p.parent.name for p in (site / "fw").glob("*/ota.json")) == names
+    for name in names:
+        version, url = _firmware_reads(json.loads((site / "fw" / name / "ota.json").read_text()))
+        assert url.startswith(base + "/fw/" + name + "/"), url  # absolute; the base's trailing slash not doubled
+        image = (site / url.removeprefix(base + "/")).read_bytes()  # the URL names a file the site serves
+        assert image[0] == 0xE9 and int.from_bytes(image[0x20:0x24], "little") == 0xABCD5432, name
+        assert image[0x30:0x50].split(b"\0")[0].decode() == version
+        assert version.split(".") > ["0"]  # newer than a device at 0 would run
+    # without --base-url a site cannot know its own URL: no OTA records, and the summary says how to get them
+    code, out, _ = run(site_args(small_dist, tmp_path / "bare"), capsys)
+    assert code == 0 and "no OTA records (pass --base-url URL)" in out
+    assert not list((tmp_path / "bare" / "fw").glob("*/ota.json"))
+
+
+@pytest.mark.parametrize("url", ["owner.example/xz", "ftp://owner.example/xz", "https://owner.example/xz?x=1",
+                                 "https:///xz", "https://owner.example/x z"])
+def test_base_url_must_be_absolute_http(small_dist: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        url: str) -> None:
+    code, _, err = run([*site_args(small_dist, tmp_path / "site"), "--base-url", url], capsys)
+    assert code != 0 and f"--base-url {url!r}" in err and "absolute http(s) URL" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "site").exists()

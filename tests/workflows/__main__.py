@@ -18,12 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.workflows.events import EventError, make_event
+from tests.upstream_repo import UPSTREAM_SHALLOW
+from tests.workflows.events import FIRMWARE_REPOSITORY, EventError, make_event
 from tests.workflows.expr import ExprError
-from tests.workflows.runner import REPO, Options, RunError, WorkflowRun
+from tests.workflows.runner import Options, RunError, WorkflowRun
 from tests.workflows.standins import StandinError
-
-BUNDLE = REPO.parent / "shared" / "fixtures" / "upstream" / "xiaozhi-esp32-last301.bundle"
 
 
 def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -42,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--event", required=True,
                    choices=["push", "tag", "pull_request", "workflow_dispatch", "workflow_run", "schedule"])
     p.add_argument("--changed", action="append", default=[], help="a path the pull request edits (repeatable)")
-    p.add_argument("--firmware-from", help="firmware pin of the pull request's base (a bundle commit)")
+    p.add_argument("--firmware-from", help="firmware pin of the pull request's base: an upstream commit id, tag or "
+                   "REV~N (e.g. 48142026~3), resolved in upstream's shallow clone")
     p.add_argument("--firmware-to", help="firmware pin of its head (default: the pin in boards/)")
     p.add_argument("--input", action="append", default=[], help="KEY=VALUE for a declared input (repeatable)")
     p.add_argument("--workdir", type=Path, help="state kept across runs: origin repo, artifacts, cache, releases")
@@ -52,7 +52,6 @@ def main(argv: list[str] | None = None) -> int:
                    help="ENV=REF_PATTERN: a deployment rule of environment ENV beside the default branch")
     p.add_argument("--shim", action="append", default=[],
                    help="CMD=COMMAND: run steps see CMD as COMMAND (recorded in WORKDIR/shims.log); for tests")
-    p.add_argument("--firmware-bundle", type=Path, default=BUNDLE, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     started = time.monotonic()
     try:
@@ -79,11 +78,13 @@ def main(argv: list[str] | None = None) -> int:
 
         def resolve(rev: str) -> str:
             from tests.workflows.standins import Stores
-            mirror = Stores(work, run_id, a.firmware_bundle).firmware_mirror()
+            mirror = Stores(work, run_id).firmware_mirror()
             out = subprocess.run(["git", "-C", str(mirror), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
                                  capture_output=True, text=True, check=False).stdout.strip()
             if not out:
-                raise EventError(f"firmware revision {rev!r} is not in {a.firmware_bundle.name}")
+                raise EventError(f"firmware revision {rev!r} is not in {FIRMWARE_REPOSITORY} as far as upstream's "
+                                 f"shallow clone reaches ({UPSTREAM_SHALLOW.name}); give an upstream commit id, "
+                                 "tag or REV~N")
             return out
 
         event = make_event(a.event, source, work, changed=a.changed, firmware_from=a.firmware_from,
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         for env, pattern in _pairs(a.allow_deploy, "--allow-deploy"):
             allow.setdefault(env, []).append(pattern)
         opts = Options(workflow=wf_path, event=event, work=work, run_id=run_id, inputs=dict(_pairs(a.input, "--input")),
-                       allow_deploy=allow, shims=dict(_pairs(a.shim, "--shim")), firmware_bundle=a.firmware_bundle)
+                       allow_deploy=allow, shims=dict(_pairs(a.shim, "--shim")))
         run = WorkflowRun(opts)
         code = run.run()
     except (EventError, RunError, StandinError, ExprError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -53,8 +54,8 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     """The events a maintainer's week brings, each run once per session and shared by the tests.
 
     Two chains run side by side (2 cores). Release chain on main: push, push again (no change), tag. Pull-request
-    chain: the firmware-pin pull request; then, once the first push has left a release build on main, a pull
-    request from a fork editing one board file (in a copy of main's state, as GitHub's own would be) and the
+    chain: the firmware-pin pull request (``PIN~3`` → ``PIN``, upstream's own ids); then, once the first push has
+    left a release build on main, a pull request from a fork editing one board file (in a copy of main's state, as GitHub's own would be) and the
     `workflow_run` job that comments its size table.
     """
     import shutil
@@ -78,9 +79,14 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         runs["tag"] = run_workflow(main_dir, "release.yml", "--event", "tag", "--tag", "v2.4.2", *cap,
                                    "--allow-deploy", "github-pages=refs/tags/v*", "--allow-deploy", "pypi=refs/tags/v*")
 
+    def pin() -> str:
+        m = re.search(r"^upstream_commit: *(\S+)", (REPO / "boards" / "_firmware.yaml").read_text(), re.M)
+        assert m
+        return m.group(1)
+
     def pr_chain() -> None:
-        # the bundle's last commit (the pin) and its parent: the update touches bread-compact-nt26 only
-        runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request", "--firmware-from", "05faf88")
+        # upstream's own ids: the base pins the pin's third first-parent ancestor, the head the pin (boards/)
+        runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request", "--firmware-from", f"{pin()}~3")
         pushed.wait()
         runs["pr_board"] = run_workflow(pr_dir, "pr.yml", "--event", "pull_request", "--fork",
                                         "--changed", "boards/alientek/atk-dnesp32s3.yaml")

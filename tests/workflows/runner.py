@@ -59,7 +59,6 @@ class Options:
     inputs: dict[str, str]
     allow_deploy: dict[str, list[str]]
     shims: dict[str, str]
-    firmware_bundle: Path
     log: Any = sys.stderr
 
 
@@ -137,7 +136,7 @@ class WorkflowRun:
         self.results: dict[str, JobResult] = {}
         self.statuses: dict[str, str] = {}
         self.checkouts: list[dict[str, str]] = []
-        self.store = standins.Stores(opts.work, opts.run_id, opts.firmware_bundle)
+        self.store = standins.Stores(opts.work, opts.run_id)
 
     # ---- loading and checking ----
     def _load(self, path: Path) -> dict[str, Any]:
@@ -386,8 +385,13 @@ class WorkflowRun:
             env_name = interpolate(environment if isinstance(environment, str) else environment["name"], ev)
             allowed = [f"refs/heads/{DEFAULT_BRANCH}", *opts.allow_deploy.get(env_name, [])]
             if not any(fnmatch.fnmatchcase(opts.event.ref, p) for p in allowed):
+                kind, _, short = opts.event.ref.removeprefix("refs/").partition("/")
+                rule = {"tags": "tag", "heads": "branch"}.get(kind, "ref")
+                pattern = f"refs/{kind}/{short.split('/')[0].rstrip('0123456789.') or short}*"
                 print(f"   environment {env_name}: {opts.event.ref} is not allowed to deploy (protection rules "
-                      f"allow {', '.join(allowed)})", file=opts.log)
+                      f"allow {', '.join(allowed)}); on GitHub add a deployment {rule} rule to the {env_name} "
+                      f"environment (Settings > Environments), here rerun with --allow-deploy {env_name}={pattern}",
+                      file=opts.log)
                 return JobResult("failure")
         paths: list[str] = []
         extra_env: dict[str, str] = {}

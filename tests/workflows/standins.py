@@ -2,8 +2,9 @@
 
 Every stand-in checks its inputs: an input it does not know is an error, as is an action it does not know.
 
-- ``actions/checkout``: this project (``WORKDIR/origin``, the event's commits) or the firmware (the upstream
-  bundle), fetched at the ref asked for, shallow unless ``fetch-depth: 0``.
+- ``actions/checkout``: this project (``WORKDIR/origin``, the event's commits) or the firmware (upstream's
+  shallow clone, tests/upstream_repo.py, with upstream's own commit ids and tags), fetched at the ref asked for,
+  shallow unless ``fetch-depth: 0``.
 - ``actions/setup-python``: a per-job virtualenv layered on the test venv (its packages visible, its own
   ``site-packages`` first, so ``pip install .`` installs the checked-out xzbuild there, offline).
 - ``actions/upload-artifact`` / ``download-artifact`` (v4+ rules): names unique per run, no ``":<>|*?\\/``,
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tests.upstream_repo import UpstreamUnavailable, bare_copy
 from tests.workflows.events import DEFAULT_BRANCH, FIRMWARE_REPOSITORY, REPOSITORY, Event, git
 
 if TYPE_CHECKING:
@@ -95,27 +97,27 @@ def _copy_tree(src: Path, dest: Path) -> None:
 class Stores:
     """What outlives a job: artifacts (per run), the cache, gh's releases and comments, the Pages site."""
 
-    def __init__(self, work: Path, run_id: int, bundle: Path) -> None:
+    def __init__(self, work: Path, run_id: int) -> None:
         self.work = work
         self.run_id = run_id
-        self.bundle = bundle
         self.artifacts = work / "runs" / str(run_id) / "artifacts"
         self.cache = work / "cache"
         self.gh_dir = work / "gh"
         self.pages = work / "pages"
         for d in (self.artifacts, self.cache, self.gh_dir):
             d.mkdir(parents=True, exist_ok=True)
-        self.firmware = work / "firmware.git"
+        self.firmware = work / "firmware"
 
     def changed_paths(self, base: str, head: str) -> list[str]:
         return git(self.work / "origin", "diff", "--name-only", base, head).splitlines()
 
     def firmware_mirror(self) -> Path:
-        if not self.firmware.is_dir():
-            if not self.bundle.is_file():
-                raise StandinError(f"the firmware bundle {self.bundle} is missing (../shared/fixtures/upstream)")
-            subprocess.run(["git", "clone", "-q", "--bare", str(self.bundle), str(self.firmware)], check=True)
-        return self.firmware
+        """GitHub's 78/xiaozhi-esp32 as far as the fixture reaches: upstream's shallow clone (its own commit
+        ids, branch main = the pin, release tags), copied once per work dir."""
+        try:
+            return bare_copy(self.firmware)
+        except UpstreamUnavailable as exc:
+            raise StandinError(f"the firmware repository {FIRMWARE_REPOSITORY}: {exc}") from None
 
     def idf_container(self, root: Path, version: str, standin_log: Path) -> dict[str, str]:
         """The ESP-IDF image: an IDF_PATH whose export.sh puts the idf.py stand-in and a Python env on PATH."""

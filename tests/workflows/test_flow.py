@@ -2,14 +2,16 @@
 one board file (from a fork), its size comment, a pull request moving the firmware pin, and a tag.
 
 Outside references: the upstream listing (../shared/fixtures/upstream/list-boards-idf-6.0.2.json, upstream's own
-``build.py --list-boards --json``) for which variants exist and in which order, the upstream bundle's history for
-what the pin update touches, and GitHub's documented rules the stand-ins follow (docs/ci.md).
+``build.py --list-boards --json``) for which variants exist and in which order, upstream's own history (its
+shallow clone, tests/upstream_repo.py) for what the pin update touches, and GitHub's documented rules the
+stand-ins follow (docs/ci.md).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -90,12 +92,44 @@ def test_fork_pr_size_table_is_posted_by_the_workflow_run_job(workflow_runs: dic
     assert comments[0]["body"] == (pr.run_dir / "artifacts" / "size-comment" / "size.md").read_text()
 
 
-def test_firmware_pin_pr_selects_on_the_firmwares_diff(workflow_runs: dict[str, Run]) -> None:
+def _upstream_pin_diff(tmp: Path) -> tuple[str, set[str], set[str]]:
+    """From upstream's own history (``PIN~3`` → ``PIN``): the board directories the diff touches and the Kconfig
+    symbols on one side only of the changed ``main/Kconfig.projbuild`` lines (a symbol on both sides of a changed
+    line keeps its meaning)."""
+    from tests.upstream_repo import bare_copy
+
+    gitdir = bare_copy(tmp)
+
+    def g(*args: str) -> str:
+        return subprocess.run(["git", "--git-dir", str(gitdir), *args], capture_output=True, text=True,
+                              check=True).stdout
+
+    base, head = f"{_pin()}~3", _pin()
+    dirs = {p.split("/")[2] for p in g("diff", "--name-only", base, head).splitlines()
+            if p.startswith("main/boards/") and p.count("/") >= 3}
+    diff = g("diff", "-U0", base, head, "--", "main/Kconfig.projbuild").splitlines()
+    removed = {s for line in diff if line.startswith("-") and not line.startswith("---")
+               for s in re.findall(r"\bBOARD_TYPE_\w+", line)}
+    added = {s for line in diff if line.startswith("+") and not line.startswith("+++")
+             for s in re.findall(r"\bBOARD_TYPE_\w+", line)}
+    return g("rev-parse", base).strip(), dirs, removed ^ added
+
+
+def test_firmware_pin_pr_selects_on_the_firmwares_diff(workflow_runs: dict[str, Run], tmp_path: Path) -> None:
     run = workflow_runs["pr_pin"]
     _ok(run)
-    # 05faf88..pin changes main/boards/bread-compact-nt26/ only (and scripts/tests): its variants, one per class
-    nt26 = {v["full_name"] for v in _listing() if v["board"] == "bread-compact-nt26"}
-    assert run.summary["built"] and set(run.summary["built"]) <= nt26
+    # upstream PIN~3..PIN (its own ids, as GitHub has them): bread-compact-nt26/ and wk-esp32s3-dev/ change, and
+    # main/Kconfig.projbuild's LCD-type choice swaps BOARD_TYPE_CGC for BOARD_TYPE_WDMOMO_CGC
+    base_pin, dirs, symbols = _upstream_pin_diff(tmp_path)
+    affected = {v["board"] for v in _listing()
+                if v["board"].split("/")[-1] in dirs or v["config"].removeprefix("CONFIG_") in symbols}
+    assert len(affected) >= 3, (dirs, symbols)
+    built = {v["board"] for v in _listing() if v["full_name"] in run.summary["built"]}
+    assert built == affected  # each affected board built (one variant per compile class), nothing else
+    base = json.loads((run.run_dir / "event.json").read_text())["pull_request"]["base"]["sha"]
+    shown = subprocess.run(["git", "-C", str(run.workdir / "origin"), "show", f"{base}:boards/_firmware.yaml"],
+                           capture_output=True, text=True, check=True).stdout
+    assert f"upstream_commit: {base_pin}\n" in shown  # the base pins upstream's own PIN~3 id
     assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
     assert "--repo firmware" in (REPO / ".github" / "workflows" / "pr.yml").read_text()
 

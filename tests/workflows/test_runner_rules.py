@@ -25,7 +25,7 @@ def _scratch(tmp_path: Path, workflow: str) -> Path:
     repo = tmp_path / "repo"
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / "boards").mkdir()
-    (repo / "boards" / "_firmware.yaml").write_text("upstream_commit: da0b434b9e7adc43f16efa19cff33bbb0b5f71dc\n")
+    (repo / "boards" / "_firmware.yaml").write_text("upstream_commit: 48142026b50b50f6748c003ae3b28d1cbe4cb667\n")
     (repo / ".github" / "workflows" / "w.yml").write_text(workflow)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     return repo / ".github" / "workflows" / "w.yml"
@@ -145,8 +145,11 @@ jobs:
 """)
     refused = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.0")
     assert refused.code == 1 and "not allowed to deploy" in refused.log
-    admitted = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.1",
-                            "--allow-deploy", "github-pages=refs/tags/v*")
+    # the refusal names both fixes: GitHub's tag rule and the runner's flag, which admits the next tag as given
+    assert "add a deployment tag rule to the github-pages environment" in refused.log, refused.log
+    fix = re.search(r"rerun with (--allow-deploy) (github-pages=\S+)", refused.log)
+    assert fix, refused.log
+    admitted = run_workflow(tmp_path / "work", str(wf), "--event", "tag", "--tag", "v1.0.1", *fix.groups())
     assert admitted.code == 0 and "deploying" in admitted.log
 
 

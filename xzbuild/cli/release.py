@@ -27,9 +27,12 @@ def release() -> None:
               help="`xzbuild hil run --json` output to show as verification (repeatable).")
 @click.option("--date", default=None, metavar="YYYY-MM-DD", help="Release date shown on the pages.")
 @click.option("--title", default="xiaozhi firmware", show_default=True, help="Site title.")
+@click.option("--base-url", default=None, metavar="URL",
+              help="Absolute http(s) URL the site is published at: writes fw/<variant>/ota.json, the OTA record "
+                   "devices fetch, naming URL/fw/<variant>/<app>.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None,
-             hil: tuple[Path, ...], date: str | None, title: str, as_json: bool) -> None:
+             hil: tuple[Path, ...], date: str | None, title: str, base_url: str | None, as_json: bool) -> None:
     """Write a static catalog of DIST's variants with Install/Update buttons (ESP Web Tools bundled).
 
     Each variant's asset preview is rendered here from the assets image that variant flashes (none when it
@@ -49,7 +52,8 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None,
         previews = render_shipped_previews(dist, Path(scratch))
         try:
             summary = build_site(SiteOptions(dist=dist, out=out, boards_dir=boards_dir, web_tools=web_tools,
-                                             previews=previews, hil=hil, date=date, title=title))
+                                             previews=previews, hil=hil, date=date, title=title,
+                                             base_url=base_url))
         except OSError as exc:  # the output place (or a file being copied) is not writable or readable
             raise UserError(f"{exc.filename or out}: {exc.strerror or exc}; choose another --out") from None
     if as_json:
@@ -58,8 +62,11 @@ def site_cmd(dist: Path, out: Path, boards_dir: Path, web_tools: Path | None,
     for note in summary.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"{summary.out}/index.html: {summary.variants} variant(s) on {summary.boards} board page(s), "
-               f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB, "
-               f"firmware {summary.firmware_bytes / 1e6:.1f} MB; ESP Web Tools {summary.web_tools}")
+               f"{summary.update_paths} with a browser update path; HTML/JS/CSS {summary.text_bytes / 1e6:.2f} MB "
+               f"(+ {summary.vendored_bytes / 1e6:.2f} MB vendored flashers), "
+               f"firmware {summary.firmware_bytes / 1e6:.1f} MB; ESP Web Tools {summary.web_tools}; "
+               + (f"{summary.ota_records} OTA record(s)" if base_url is not None else
+                  "no OTA records (pass --base-url URL)"))
 
 
 #: an assets image larger than this is not read for a preview (the largest assets partition upstream has is 8 MB)

@@ -7,6 +7,7 @@ Layout of the site (every path relative, so it works from a Pages URL, a file se
     static/site.css, site.js        the catalog's style and search (no framework)
     static/esp-web-tools/*.js       the ESP Web Tools browser bundle, copied from the npm package
     fw/<dist path>                  manifests, images and zips, byte-identical to dist (hard links when possible)
+    fw/<variant>/ota.json           with --base-url: the OTA record the firmware fetches, its app image's absolute URL
     previews/<variant>.png          asset-bundle previews, when given
     site.json                       what was published: version, ESP Web Tools pin (version + integrity), variants
 
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 TEMPLATES = templates_dir() / "site"
 STATIC = ("site.css", "site.js", "board.js", "chipcheck.js", "nvsgen.js", "ownserver.js")
 TEXT_SUFFIXES = (".html", ".js", ".css")
+#: Third-party browser bundles the site serves unchanged (pinned npm packages): counted apart from the site's own
+#: HTML/JS/CSS, since their size is fixed by the pin and does not grow with the catalog (docs/release-site.md).
+VENDORED = ("static/esp-web-tools/", "static/esptool-js/")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,37 @@ class SiteOptions:
     hil: tuple[Path, ...] = ()
     date: str | None = None
     title: str = "xiaozhi firmware"
+    base_url: str | None = None  # where OUT is published: each variant gets fw/<variant>/ota.json with absolute URLs
+
+
+def check_site_url(base_url: str) -> str:
+    """``--base-url`` as the OTA records use it: an absolute http(s) URL without query or fragment, no trailing
+    slash. The firmware GETs ``firmware.url`` as given (device-protocol §2.5), so nothing relative will do."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or any(c.isspace() or ord(c) < 0x20 or c in '"<>\\^`{|}' for c in base_url):
+        raise UserError(f"--base-url {base_url!r}: expected the absolute http(s) URL the site is published at, "
+                        "without query or fragment, such as https://OWNER.github.io/REPO")
+    return base_url.rstrip("/")
+
+
+def ota_record(variant: ReleasedVariant, base_url: str, dist: Path) -> dict[str, Any]:
+    """The OTA record of one variant (device-protocol §2.2 ``firmware{version, url}``): the app image's
+    absolute URL under ``base_url``/fw/ and the version its app descriptor carries."""
+    from urllib.parse import quote
+
+    where = Location(str(dist / variant.full_name / "release.json"))
+    app = next((f for f in variant.files if f.role == "app"), None)
+    version = variant.get("app_version")
+    if app is None:
+        raise UserError(f"{variant.full_name}: the release record lists no app image (role 'app'), so no OTA "
+                        "record can name one; rebuild the variant with `xzbuild matrix build`", where)
+    if not isinstance(version, str) or not version.strip():
+        raise UserError(f"{variant.full_name}: the release record has no app_version, which the OTA record "
+                        "must carry; rebuild the variant with `xzbuild matrix build`", where)
+    return {"firmware": {"version": version, "url": f"{base_url}/fw/{quote(app.path)}"}}
 
 
 @dataclass
@@ -63,11 +98,13 @@ class SiteSummary:
     version: str
     boards: int
     variants: int
-    text_bytes: int  # HTML + JS + CSS, excluding images and firmware
+    text_bytes: int  # the site's own HTML + JS + CSS, excluding images, firmware and the vendored flashers
     firmware_bytes: int
     web_tools: str
     update_paths: int
     notes: list[str] = field(default_factory=list)
+    ota_records: int = 0  # fw/<variant>/ota.json files written (with --base-url)
+    vendored_bytes: int = 0  # the vendored flashers' JS (ESP Web Tools, esptool-js), VENDORED
 
 
 @dataclass
@@ -303,6 +340,7 @@ def _alive(pid: int) -> bool:
 def build_site(options: SiteOptions) -> SiteSummary:
     """Write the site for ``options.dist`` into ``options.out`` (replaced as a whole); returns a summary."""
     out = options.out
+    base_url = check_site_url(options.base_url) if options.base_url is not None else None
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "site.json").is_file())):
         raise UserError(f"{out}: exists and is not a site written by `xzbuild release site`; choose a new or "
                         "empty directory")
@@ -314,6 +352,10 @@ def build_site(options: SiteOptions) -> SiteSummary:
     stage.mkdir(parents=True)
     try:
         views, firmware_bytes = _views(release, models, stage)
+        if base_url is not None:
+            for view in views:  # beside the variant's files, as the release tags publish them (docs/ci.md)
+                _write(stage / "fw" / view.full_name / "ota.json",
+                       json.dumps(ota_record(view.record, base_url, release.dist), indent=2) + "\n")
         for name, data in web.files.items():
             (stage / "static" / "esp-web-tools").mkdir(parents=True, exist_ok=True)
             (stage / "static" / "esp-web-tools" / name).write_bytes(data)
@@ -335,8 +377,14 @@ def build_site(options: SiteOptions) -> SiteSummary:
         _write(stage / "site.json", json.dumps(_site_record(options, release, web, views,
                                                             (esptool_version, esptool_bundle)), indent=2,
                                                sort_keys=True, ensure_ascii=False) + "\n")
-        text = sum(p.stat().st_size for p in stage.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()
-                   and "fw" not in p.relative_to(stage).parts)
+        text = vendored = 0
+        for p in stage.rglob("*"):
+            rel = p.relative_to(stage).as_posix()
+            if p.suffix in TEXT_SUFFIXES and p.is_file() and not rel.startswith("fw/"):
+                if rel.startswith(VENDORED):
+                    vendored += p.stat().st_size
+                else:
+                    text += p.stat().st_size
         replace_dir(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -351,7 +399,7 @@ def build_site(options: SiteOptions) -> SiteSummary:
              for reason, names in sorted(by_reason.items())]
     return SiteSummary(out=str(out), version=release.version, boards=len(boards), variants=len(views),
                        text_bytes=text, firmware_bytes=firmware_bytes, web_tools=web.version, update_paths=updates,
-                       notes=notes)
+                       notes=notes, ota_records=len(views) if base_url is not None else 0, vendored_bytes=vendored)
 
 
 def summary_dict(summary: SiteSummary) -> dict[str, Any]:
