@@ -12,6 +12,7 @@ from typing import Any
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
+from xzbuild.core.sdkdefaults import defaults_files, defaults_list
 from xzbuild.importer.board import BoardNotes, import_board
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configjson import read_config_json
@@ -206,8 +207,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
         if key != board_dir:  # capitals (EnglishTeacher): the file gets a valid name, the dir is kept
             data = _with_dir(data, board_dir)
             report.renamed.append(f"{board_dir}: board file {key}.yaml (the firmware dir keeps its name, in dir:)")
-        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
-                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
+        defaults = {k: v for path in defaults_files(firmware, data["target"]) for k, v in sdkconfig_layer(path).items()}
         notes = [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
         report.migrated += notes
         report.renamed += [note for note in notes if re.search(r"\.name: \S+ -> ", note)]  # variant (OTA) names
@@ -326,11 +326,15 @@ def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], re
 
 def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: ImportReport,
                    hooks: list[dict[str, Any]]) -> dict[str, Any]:
-    layers = {"base": sdkconfig_layer(firmware / "sdkconfig.defaults")}
-    for target in TARGET_LAYERS:
-        layer = sdkconfig_layer(firmware / f"sdkconfig.defaults.{target}")
-        if layer:
-            layers[target] = layer
+    # ESP-IDF loads sdkconfig.defaults.<target> only after the root sdkconfig.defaults (core.sdkdefaults): a
+    # tree without the root file has no layer at all, and "base" is absent (not empty) to say so.
+    layers: dict[str, dict[str, str]] = {}
+    if defaults_list(firmware):
+        layers["base"] = sdkconfig_layer(firmware / "sdkconfig.defaults")
+        for target in TARGET_LAYERS:
+            layer = sdkconfig_layer(firmware / f"sdkconfig.defaults.{target}")
+            if layer:
+                layers[target] = layer
     project_ver = ""
     root_cmake = firmware / "CMakeLists.txt"
     if root_cmake.is_file():
