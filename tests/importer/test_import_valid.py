@@ -118,3 +118,17 @@ def test_p4x_release_renames_reported(upstream_history: Path, tmp_path: Path) ->
     for name in names:
         assert any(f"-{name} -> " in r or f" {name} -> " in r for r in report.renamed), name
     assert len([r for r in report.renamed if "P4X rule" in r]) == len(names)
+
+
+def test_unusable_dir_name_refused_alone(pin_tree: Path, tmp_path: Path) -> None:
+    """A dir no board file can name (a space) is one error naming it; every other board is imported."""
+    tree = _copy(pin_tree, tmp_path / "fork")
+    boards = tree / "main" / "boards"
+    (boards / "du-chatx").rename(boards / "du chatx")
+    cmake = tree / "main" / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text(encoding="utf-8").replace('set(BOARD_DIR "du-chatx")',
+                                                               'set(BOARD_DIR "du chatx")'), encoding="utf-8")
+    report = import_firmware(tree, tmp_path / "boards")
+    assert len(report.errors) == 1 and "board dir du chatx" in report.errors[0]
+    assert not list((tmp_path / "boards").glob("du*"))
+    assert report.boards == len(list(boards.rglob("config.h"))) - 1
