@@ -14,7 +14,11 @@ by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), the
 ``assets`` (or, with ``CONFIG_FLASH_CUSTOM_ASSETS=y``, the ``CONFIG_CUSTOM_ASSETS_FILE`` bundle, as upstream's CMake
 does),
 ``flasher_args.json``, ``config/sdkconfig.json``, ``project_description.json`` and the app's ``<project>.elf``
-and ``<project>.map`` (``elfmap.py``: a symbol table and a GNU ld map `esp-idf-size` reads).
+and ``<project>.map`` (``elfmap.py``: a symbol table and a GNU ld map `esp-idf-size` reads). Before writing
+anything, ``build`` runs the firmware's real ``main/CMakeLists.txt`` with ``cmake -P`` through
+``idf_shim.cmake`` (``cmake_step.py``) and fails where the real build would: CMake's own errors, no board
+source compiled, a missing board dir, a font or emoji collection the pinned components lack
+(``components.py``); what CMake selected goes to ``<build>/xzbuild-cmake.json``.
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
   XZ_STANDIN_LOG=FILE            append one JSON line per invocation (argv, action, board, pid, times)
