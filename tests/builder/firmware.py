@@ -159,9 +159,16 @@ def _skeleton_kconfig(board_set: object) -> str:
 _MAIN_CMAKE = f"""set(MAIN_PRIV_REQUIRES_EXTRA "")
 # BEGIN xzbuild board-components: {_NOTE}
 # END xzbuild board-components
-idf_component_register(SRCS main.cc)
 # BEGIN xzbuild board-table: {_NOTE}
 # END xzbuild board-table
+# upstream's rule: the top-level sources of the board dir are compiled
+file(GLOB BOARD_SOURCES ${{CMAKE_CURRENT_SOURCE_DIR}}/boards/${{BOARD_DIR}}/*.cc ${{CMAKE_CURRENT_SOURCE_DIR}}/boards/${{BOARD_DIR}}/*.c)
+idf_component_register(SRCS main.cc ${{BOARD_SOURCES}} PRIV_REQUIRES ${{MAIN_PRIV_REQUIRES_EXTRA}})
+"""
+# The font and emoji components the skeleton's board table names (upstream's pins at 48142026).
+_COMPONENTS = """dependencies:
+  78/xiaozhi-fonts: ~2.0.0
+  txp666/otto-emoji-gif-component: ^1.3.0
 """
 
 
@@ -180,6 +187,7 @@ def write_skeleton(out: Path, boards: Path = REPO / "boards") -> Path:
     (out / "main").mkdir(exist_ok=True)
     (out / "main" / "Kconfig.projbuild").write_text(_skeleton_kconfig(board_set), encoding="utf-8")
     (out / "main" / "CMakeLists.txt").write_text(_MAIN_CMAKE, encoding="utf-8")
+    (out / "main" / "idf_component.yml").write_text(_COMPONENTS, encoding="utf-8")
     for board in board_set.boards:
         if board.sources == "custom":  # generate requires hand-written sources to exist; a placeholder
             leaf = out / "main" / "boards" / board.dir

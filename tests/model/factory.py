@@ -11,6 +11,7 @@ project_ver: 1.0.0
 sdkconfig_defaults:
   base:
     ESPTOOLPY_FLASHSIZE_16MB: y
+    PARTITION_TABLE_CUSTOM: y
     PARTITION_TABLE_CUSTOM_FILENAME: '"partitions/v2/16m.csv"'
   esp32s3:
     SPIRAM: y

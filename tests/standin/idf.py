@@ -14,7 +14,11 @@ by F.<target>, then the existing sdkconfig; undeclared symbols are dropped), the
 ``assets`` (or, with ``CONFIG_FLASH_CUSTOM_ASSETS=y``, the ``CONFIG_CUSTOM_ASSETS_FILE`` bundle, as upstream's CMake
 does),
 ``flasher_args.json``, ``config/sdkconfig.json``, ``project_description.json`` and the app's ``<project>.elf``
-and ``<project>.map`` (``elfmap.py``: a symbol table and a GNU ld map `esp-idf-size` reads).
+and ``<project>.map`` (``elfmap.py``: a symbol table and a GNU ld map `esp-idf-size` reads). Before writing
+anything, ``build`` runs the firmware's real ``main/CMakeLists.txt`` with ``cmake -P`` through
+``idf_shim.cmake`` (``cmake_step.py``) and fails where the real build would: CMake's own errors, no board
+source compiled, a missing board dir, a font or emoji collection the pinned components lack
+(``components.py``); what CMake selected goes to ``<build>/xzbuild-cmake.json``.
 
 Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma-separated):
   XZ_STANDIN_LOG=FILE            append one JSON line per invocation (argv, action, board, pid, times)
@@ -251,6 +255,7 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
         check_fits_flash(table, size)
     except (TableError, ValueError) as exc:
         raise Failure(f"Partition table error: {exc}") from None
+    main_cmake_step(project, build, cfg, board, table, csv_source)
     info = {"board_type": sorted(k for k, v in values.items() if k.startswith("CONFIG_BOARD_TYPE_") and v == "y"),
             "preview": bool(defines.get("_PREVIEW")), **hardware_facts(project, values)}
     if knob("XZ_STANDIN_SELF_CHECK_FAIL", board) is not None:
@@ -273,6 +278,21 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
         custom_assets_file(project, values)  # fail like CMake's configure step, before any output
     write_outputs(build, {**cfg, "PROJECT_DIR": str(project)}, project_name, version, table, app, boot, values,
                   (mode, size, freq))
+
+
+def main_cmake_step(project: Path, build: Path, cfg: dict[str, str], board: str, table, csv_source: str) -> None:  # type: ignore[no-untyped-def]
+    """Run the firmware's real main/CMakeLists.txt (cmake_step.py); refuse where the real build would."""
+    from cmake_step import OUTPUT, CMakeRefused, run_main_cmake
+
+    parts = {p.name: (p.offset, p.size) for p in table.partitions}
+    try:
+        selected = run_main_cmake(project, build, cfg["IDF_TARGET"], board, idf_version(), parts,
+                                  Path(cfg["SDKCONFIG"]))
+    except CMakeRefused as exc:
+        raise Failure(f"CMake Error: {exc}") from None
+    if selected is not None:
+        selected["partition_table"] = csv_source
+        (build / OUTPUT).write_text(json.dumps(selected, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def custom_assets_file(project: Path, values: dict[str, str]) -> Path | None:

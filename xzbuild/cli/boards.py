@@ -214,6 +214,7 @@ def import_cmd(firmware: Path, out: Path, only: tuple[str, ...]) -> None:
         ("orphan dirs (no Kconfig/CMake entry)", report.orphan_dirs),
         ("Kconfig symbols no variant selects", report.unselected_symbols),
         ("Kconfig symbols selected only by IDF-gated variants", report.version_gated_symbols),
+        ("renamed (board files, release names)", report.renamed),
         ("carried onto today's conventions", report.migrated),
         ("other problems", report.problems),
     ]

@@ -40,12 +40,13 @@ def parse_assignments(lines: Iterable[str]) -> dict[str, str]:
 
 
 def defaults_layers(firmware: Path, target: str) -> dict[str, str]:
-    """The firmware's ``sdkconfig.defaults`` then ``sdkconfig.defaults.<target>``, merged by key."""
+    """The defaults files ESP-IDF loads for ``target`` (``xzbuild.core.sdkdefaults``: the root
+    ``sdkconfig.defaults`` and its ``.<target>`` companion, neither without the root file), merged by key."""
+    from xzbuild.core.sdkdefaults import defaults_files
+
     lines: list[str] = []
-    for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{target}"):
-        path = firmware / name
-        if path.is_file():
-            lines.extend(path.read_text(encoding="utf-8").splitlines())
+    for path in defaults_files(firmware, target):
+        lines.extend(path.read_text(encoding="utf-8").splitlines())
     return parse_assignments(lines)
 
 

@@ -25,10 +25,12 @@ _LEGACY_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _MANUFACTURER = re.compile(r"[a-z0-9][a-z0-9-]*")
 _FILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _DIR_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+# A directory name under main/boards as the firmware accepts it (CMake globs it and quotes it in strings).
+_FIRMWARE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _C_PARAMS = re.compile(r"\([ \t]*(?:[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*"
                        r"(?:[ \t]*,[ \t]*\.\.\.)?|\.\.\.)?[ \t]*\)")
 _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
-_C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"{_HEADER}\")([ \t].*)?", re.S)
+_C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"(?:\.\./){{0,2}}{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
 _CMAKE_QUOTED = re.compile(r"\"(?:[^\"\\$]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\"")
 # The last alternative is an unquoted word: upstream has written string values without quotes (Kconfig ignores
@@ -175,9 +177,11 @@ def _opens_comment(text: str) -> bool:
 
 def _c_include(text: str) -> str | None:
     """``<dir/name.h>`` or ``"dir/name.h"`` (relative, no ``..``), optionally followed by a comment as the
-    importer keeps it (``"bsp.h"  // board support``)."""
+    importer keeps it (``"bsp.h"  // board support``). A quoted name may start with up to two ``../``: a
+    board dir's header reaching its siblings (``"../common/board.h"``), which stays inside the firmware's
+    ``main/`` from any board dir (one or two levels under ``main/boards``)."""
     m = _C_INCLUDE.fullmatch(text)
-    if m is None or ".." in m.group(1)[1:-1].split("/"):
+    if m is None:
         return "does not have the allowed form"
     return _endif_tail(m.group(2)) if m.group(2) else None
 
@@ -242,8 +246,8 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "c_expr": (_c_expr, "C replacement text: printable, literals closed, no comments or '#', a line break only "
                         "as a trailing '\\' continuation"),
     "c_params": (_c_params, "a macro parameter list such as '(a, b)' (distinct names, none starting with '__')"),
-    "c_include": (_c_include, "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /; no '..'), "
-                              "optionally followed by a comment"),
+    "c_include": (_c_include, "a header as \"dir/name.h\" or <dir/name.h> (letters, digits, _ . + - /; "
+                              "no '..' except up to two leading '../' in the quoted form), optionally followed by a comment"),
     "c_condition": (_c_condition, "'if EXPR', 'elif EXPR' (one line of C), 'ifdef NAME', 'ifndef NAME' or 'else'"),
     "c_comment": (_comment, "one printable line (no control or bidi characters), not ending in '\\'"),
     "c_endif_tail": (_endif_tail, "a '// comment' or '/* comment */' on one printable line"),
@@ -262,6 +266,8 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, a \"quoted string\" (\\\" and \\\\ "
                                     "escapes, one printable line) or a word of letters, digits and _ . / + : -"),
     "file_name": (_pattern(_FILE_NAME), "a file name: lowercase letters, digits, '_' and '-', not starting with '-' or '_'"),
+    "firmware_dir": (_pattern(_FIRMWARE_DIR), "a directory name: letters, digits, '_', '.' and '-', starting with a "
+                                              "letter or digit"),
     "dir_name": (_pattern(_DIR_NAME), "a board file name: lowercase letters, digits, '_', '.' and '-', starting "
                                       "with a letter or digit"),
     "variant_name": (_pattern(_VARIANT_NAME), "lowercase letters, digits, '.' and '-', starting with a letter or "

@@ -52,16 +52,29 @@ def parse_cmake(text: str) -> CMakeFacts:
     script = read_cmake(text)
     facts.problems += [f"CMakeLists.txt:{p.line}: {p.message}" for p in script.problems]  # text CMake refuses
     statements = script.statements
-    start = next((i for i, s in enumerate(statements)
-                  if s.word == "if" and s.command.inner.startswith("CONFIG_BOARD_TYPE_")), None)
-    if start is None:
-        facts.problems.append("CMakeLists.txt: no if(CONFIG_BOARD_TYPE_...) chain found")
+    # The chain is found by what it does: of the if(CONFIG_BOARD_TYPE_...) blocks, the one whose branches set
+    # the board dir (BOARD_DIR, or BOARD_TYPE before 2026-07-27) most often. A fork may wrap a source list in
+    # an if(CONFIG_BOARD_TYPE_X) before the chain or inside one of its branches; that block is no chain.
+    best: tuple[int, int, CMakeFacts] | None = None
+    for i, s in enumerate(statements):
+        if s.word != "if" or not s.command.inner.startswith("CONFIG_BOARD_TYPE_"):
+            continue
+        trial = CMakeFacts()
+        _chain(trial, statements[i:])
+        sets_dir = sum(1 for b in trial.branches if "BOARD_DIR" in b.variables or "BOARD_TYPE" in b.variables)
+        if sets_dir and (best is None or sets_dir > best[1]):
+            best = (i, sets_dir, trial)
+    if best is None:
+        facts.problems.append("CMakeLists.txt: no board chain found (an if(CONFIG_BOARD_TYPE_...) block whose "
+                              "branches set(BOARD_DIR ...) or set(BOARD_TYPE ...))")
         return facts
+    start, _, chain = best
     for statement in statements[:start]:
         found = _set_value(statement)
         if found and found[0] in _DEFAULTS and not statement.conditions:
             facts.defaults[found[0]] = unquote(found[1])
-    _chain(facts, statements[start:])
+    facts.branches += chain.branches
+    facts.problems += chain.problems
     _hooks(facts, statements)
     _locales(facts, statements)
     return facts

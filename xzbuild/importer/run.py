@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
+from xzbuild.core.sdkdefaults import defaults_files, defaults_list
 from xzbuild.importer.board import BoardNotes, import_board
 from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configjson import read_config_json
@@ -26,6 +28,7 @@ from xzbuild.importer.sources import build_py_constants, sdkconfig_layer
 from xzbuild.importer.tables import TableRef, board_set_path, board_tables, plan_tables
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
+from xzbuild.model.naming import FIRMWARE_DIR_RE, board_file_key, full_name, normalize_p4x
 from xzbuild.model.types import KconfigEntry
 
 TARGET_LAYERS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
@@ -52,6 +55,9 @@ class ImportReport:
     upstream_commit: str = ""
     # Partition tables the boards name, copied into <out>/partitions/ (see importer.tables).
     tables: list[str] = field(default_factory=list)
+    # Every name that differs from the tree's own: board files named otherwise than their dir, release
+    # (zip) names today's rules derive differently from the tree's scripts.
+    renamed: list[str] = field(default_factory=list)
 
     def add_board_notes(self, board_dir: str, notes: BoardNotes) -> None:
         """Record what importing ``board_dir`` found."""
@@ -175,9 +181,21 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
     boards: list[tuple[str, dict[str, Any], int]] = []
     tables: dict[str, tuple[str, TableRef]] = {}
     rule = tree_symbol_rule(_text(firmware / "scripts" / "release.py"))
+    p4x_rule = any("_normalize_p4x_release_name" in _text(firmware / "scripts" / f"{name}.py")
+                   for name in ("build", "release"))
     completed = dict(entries)  # each board's entries as its import completes them (their targets: _unselected)
+    files: dict[str, str] = {}  # board file key -> the dir kept there
     for board_dir in dirs:
-        path = out / f"{board_dir}.yaml"
+        key = board_file_key(board_dir)
+        path = out / f"{key}.yaml"
+        bad = next((p for p in board_dir.split("/") if not FIRMWARE_DIR_RE.match(p)), None)
+        clash = files.setdefault(key, board_dir)
+        if bad is not None or clash != board_dir:
+            why = (f"directory name {bad!r} has characters a board file cannot name (letters, digits, '_', '.' "
+                   "and '-', starting with a letter or digit); rename the directory" if bad is not None else
+                   f"both {clash!r} and {board_dir!r} would be kept in {key}.yaml; rename one of the directories")
+            report.errors.append(str(UserError(f"board dir {board_dir}: {why}", Location(str(boards_root / board_dir)))))
+            continue
         board = import_board(boards_root / board_dir, board_dir, entries, hooks, rule)
         report.add_board_notes(board_dir, board.notes)
         completed.update({e.symbol: (board_dir, e) for e in board.entries})
@@ -186,9 +204,14 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
             continue
         data, n_variants = board.data, board.variants
-        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
-                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{data['target']}")}
-        report.migrated += [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        if key != board_dir:  # capitals (EnglishTeacher): the file gets a valid name, the dir is kept
+            data = _with_dir(data, board_dir)
+            report.renamed.append(f"{board_dir}: board file {key}.yaml (the firmware dir keeps its name, in dir:)")
+        defaults = {k: v for path in defaults_files(firmware, data["target"]) for k, v in sdkconfig_layer(path).items()}
+        notes = [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        report.migrated += notes
+        report.renamed += [note for note in notes if re.search(r"\.name: \S+ -> ", note)]  # variant (OTA) names
+        report.renamed += [f"{board_dir}: {note}" for note in release_renames(data, p4x_rule)]
         try:
             refs = board_tables(firmware, board_dir, data)
         except UserError as exc:
@@ -213,7 +236,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
         report.written.append(str(dest))
         report.tables.append(str(dest))
     for board_dir, data, n_variants in boards:
-        path = out / f"{board_dir}.yaml"
+        path = out / f"{board_file_key(board_dir)}.yaml"
         if write_if_changed(path, dump_yaml(data, schema_ref(board_dir))):
             report.written.append(str(path))
         written.add(path.resolve())
@@ -242,6 +265,33 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             stale.unlink()
             report.removed.append(str(stale))
     return report
+
+
+def _with_dir(data: dict[str, Any], board_dir: str) -> dict[str, Any]:
+    """``data`` with ``dir: <board_dir>`` after type/manufacturer (the board file key order)."""
+    head: dict[str, Any] = {k: data[k] for k in ("type", "manufacturer") if k in data}
+    return {**head, "dir": board_dir, **{k: v for k, v in data.items() if k not in head}}
+
+
+def release_renames(data: dict[str, Any], tree_normalises_p4x: bool) -> list[str]:
+    """Variants whose release (zip) name today differs from the one the tree's own build script gave:
+    ``…-p4-…-p4x`` names are normalised to ``…-p4x-…`` by today's build.py (``_normalize_p4x_release_name``),
+    not by a tree whose script lacks that step."""
+    if tree_normalises_p4x:
+        return []
+    notes = []
+    maker = data.get("manufacturer")
+    for i, variant in enumerate(data.get("variants", [])):
+        for where, v in ((f"variants.{i}", variant), (f"variants.{i}.p4x", variant.get("p4x"))):
+            if not isinstance(v, dict):
+                continue
+            name = str(v["name"])
+            if normalize_p4x(name) != name:
+                old = name if not maker or name.startswith(f"{maker}-") else f"{maker}-{name}"
+                new = full_name(name, maker)
+                notes.append(f"{where}: release name {old} -> {new} (today's P4X rule: the zip v<ver>_{new}.zip "
+                             f"and the OTA record take the new name; BOARD_NAME stays {name})")
+    return notes
 
 
 def _text(path: Path) -> str:
@@ -276,11 +326,15 @@ def _unselected(firmware: Path, entries: dict[str, tuple[str, KconfigEntry]], re
 
 def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: ImportReport,
                    hooks: list[dict[str, Any]]) -> dict[str, Any]:
-    layers = {"base": sdkconfig_layer(firmware / "sdkconfig.defaults")}
-    for target in TARGET_LAYERS:
-        layer = sdkconfig_layer(firmware / f"sdkconfig.defaults.{target}")
-        if layer:
-            layers[target] = layer
+    # ESP-IDF loads sdkconfig.defaults.<target> only after the root sdkconfig.defaults (core.sdkdefaults): a
+    # tree without the root file has no layer at all, and "base" is absent (not empty) to say so.
+    layers: dict[str, dict[str, str]] = {}
+    if defaults_list(firmware):
+        layers["base"] = sdkconfig_layer(firmware / "sdkconfig.defaults")
+        for target in TARGET_LAYERS:
+            layer = sdkconfig_layer(firmware / f"sdkconfig.defaults.{target}")
+            if layer:
+                layers[target] = layer
     project_ver = ""
     root_cmake = firmware / "CMakeLists.txt"
     if root_cmake.is_file():

@@ -38,17 +38,25 @@ class TableRef:
 
 def board_tables(firmware: Path, board_dir: str, data: dict[str, Any]) -> list[TableRef]:
     """The tables the variants of one imported board name (raises UserError on an unsafe or missing one)."""
-    base = firmware / "sdkconfig.defaults"
-    layered = firmware / f"sdkconfig.defaults.{data['target']}"
-    default = sdkconfig_layer(layered).get(KEY)
-    origin = layered if default is not None else base
-    if default is None:
-        default = sdkconfig_layer(base).get(KEY)
+    from xzbuild.core.sdkdefaults import defaults_files
+
+    default: str | None = None
+    origin = firmware / "sdkconfig.defaults"
+    custom = False
+    for path in defaults_files(firmware, data["target"]):  # ESP-IDF's files, later ones win
+        layer = sdkconfig_layer(path)
+        custom = layer.get("PARTITION_TABLE_CUSTOM", "y" if custom else "n") == "y"
+        if KEY in layer:
+            default, origin = layer[KEY], path
+
     cfg = firmware / "main" / "boards" / board_dir / "config.json"
     refs: dict[str, TableRef] = {}
     for variant in data.get("variants", []):
         for v in [variant, *([variant["p4x"]] if isinstance(variant.get("p4x"), dict) else [])]:
-            own = (v.get("sdkconfig") or {}).get(KEY)
+            sdk = v.get("sdkconfig") or {}
+            own = sdk.get(KEY)
+            if own is None and (sdk.get("PARTITION_TABLE_CUSTOM") or ("y" if custom else "n")) != "y":
+                continue  # ESP-IDF's built-in table: nothing to carry
             value = own if own is not None else default
             if value is None:
                 continue

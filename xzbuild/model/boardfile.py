@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from xzbuild.core.check import Checker, describe
 from xzbuild.core.yamlmarks import MarkedDoc, join
-from xzbuild.model.naming import TARGETS
+from xzbuild.model.naming import TARGETS, board_file_key
 from xzbuild.model.types import (
     NETWORK_CLASSES,
     P4_REV_LESS_V3_LINES,
@@ -22,7 +22,7 @@ from xzbuild.model.types import (
 if TYPE_CHECKING:
     from xzbuild.parts.items import Item
 
-BOARD_KEYS = ["type", "manufacturer", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
+BOARD_KEYS = ["type", "manufacturer", "dir", "target", "preview", "config_json", "sources", "source_facts", "kconfig",
               "variants", "hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end",
               "config_h", "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf"]
 KCONFIG_KEYS = ["symbol", "label", "target", "text_font", "icon_font", "emoji_collection", "emote_resolution",
@@ -49,6 +49,18 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
                   hardware_loaded=not any(key in HARDWARE_KEYS for key in doc.skipped))
     for part in board_dir.split("/"):  # the dir names a firmware directory and a CMake string
         ck.sink_ok(part, "", "dir_name")
+    if "dir" in data:
+        # The firmware dir when its name is no board file name (capitals: ``EnglishTeacher``): the file is
+        # ``<board_file_key(dir)>.yaml``, so one dir has one file and the matrix finds it by path.
+        fw_dir = ck.typed(data["dir"], "dir", str)
+        if fw_dir is not None and all(ck.sink_ok(p, "dir", "firmware_dir") for p in fw_dir.split("/")):
+            if board_file_key(fw_dir) != board_dir:
+                ck.error("dir", f"{describe(fw_dir)} is kept in boards/{board_file_key(fw_dir)}.yaml, not in "
+                                f"boards/{board_dir}.yaml; rename the file or fix dir")
+            elif fw_dir == board_dir:
+                ck.error("dir", f"{describe(fw_dir)} is this file's own name; drop the key")
+            else:
+                board.dir = fw_dir
     board.type = ck.typed(data.get("type"), "type", str) or ""
     board.target = ck.typed(data.get("target"), "target", str) or ""
     if board.target and board.target not in TARGETS:

@@ -149,9 +149,24 @@ def _layer(merged: dict[str, str], flash: str | None, pairs: list[tuple[str, str
 def _defaults_layers(fw: FirmwareFacts, target: str) -> tuple[dict[str, str], str | None]:
     """sdkconfig.defaults then sdkconfig.defaults.<target> (shared by every variant of the target)."""
     merged: dict[str, str] = {}
-    layers = [fw.sdkconfig_defaults.get("base", {}), fw.sdkconfig_defaults.get(target, {})]
+    layers = fw.default_layers(target)
     flash = _layer(merged, None, [(f"CONFIG_{k}", val) for layer in layers for k, val in layer.items()])
     return merged, flash
+
+
+# ESP-IDF's Kconfig defaults where no layer chooses: ESPTOOLPY_FLASHSIZE's default is 2MB, and
+# PARTITION_TABLE_TYPE's is the single-app table (components/partition_table/partitions_singleapp.csv).
+IDF_DEFAULT_FLASH_SIZE = "2MB"
+
+
+def _partition_table(merged: dict[str, str]) -> str:
+    """The table ESP-IDF's PARTITION_TABLE_TYPE choice selects: the custom file (``partitions.csv`` unless
+    named) when ``PARTITION_TABLE_CUSTOM=y``, else one of ESP-IDF's built-in tables."""
+    from xzbuild.model.idf_tables import builtin_for
+
+    if merged.get("CONFIG_PARTITION_TABLE_CUSTOM") == "y":
+        return merged.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME", '"partitions.csv"').strip('"')
+    return builtin_for(merged)
 
 
 def _effective(defaults: tuple[dict[str, str], str | None], v: Variant) -> None:
@@ -160,9 +175,6 @@ def _effective(defaults: tuple[dict[str, str], str | None], v: Variant) -> None:
     pairs = [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]
     flash = _layer(merged, defaults[1], pairs)  # type: ignore[arg-type]
     v.effective_sdkconfig = merged
-    if flash:
-        v.flash_size = flash
-    table = merged.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME")
-    if table:
-        v.partition_table = table.strip('"')
+    v.flash_size = flash or IDF_DEFAULT_FLASH_SIZE
+    v.partition_table = _partition_table(merged)
     v.psram = merged.get("CONFIG_SPIRAM") == "y"

@@ -16,11 +16,24 @@ MANUFACTURER_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 TEXT_FONT_RE = re.compile(r"^font_noto_sans_basic_([0-9]+)_([0-9]+)\Z")
 ICON_FONT_RE = re.compile(r"^font_material_symbols_([0-9]+)_([0-9]+)\Z")
 SYMBOL_RE = re.compile(r"^BOARD_TYPE_[A-Za-z0-9_]+\Z")
+# A board dir as the firmware accepts it (CMake globs ``boards/${BOARD_DIR}/*.cc``): any case, '_' and '.'.
+FIRMWARE_DIR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 CJK = "\u3400-\u9fff"
 LABEL_RE = re.compile(rf"^[^{CJK}]+(\([^)]*[{CJK}][^)]*\))?\Z")
 STALE_LABEL_WORDS = ("ALIENTEK", "AMOLOED", "AIPI-Lite", "NOLOGO", "NULLLAB-AI-VOX3", "StopWatch",
                      "electronBot", "ottoRobot")
 TARGETS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
+
+
+def board_file_key(board_dir: str) -> str:
+    """The board file a firmware dir is kept in, without ``.yaml``: each component lower-cased, any other
+    character than ``[a-z0-9_.-]`` as ``-`` (``EnglishTeacher`` → ``englishteacher``). Equal to the dir for
+    every dir named as board files are (the board file then needs no ``dir:`` key)."""
+    parts = []
+    for part in board_dir.split("/"):
+        key = re.sub(r"[^a-z0-9_.-]", "-", part.lower())
+        parts.append(re.sub(r"^[^a-z0-9]+", "", key) or "-")
+    return "/".join(parts)
 
 
 def normalize_p4x(name: str) -> str:

@@ -93,6 +93,9 @@ def board_schema() -> dict[str, Any]:
         "properties": {
             "type": {**_IDENT, "description": "OTA BOARD_TYPE; unique across boards."},
             "manufacturer": {"type": "string", "pattern": "^[a-z0-9-]+$"},
+            "dir": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$",
+                    "description": "the firmware dir under main/boards when its name is no board file name "
+                                   "(capitals); the file is then its lower-cased name"},
             "target": {"enum": list(TARGETS)},
             "preview": {"type": "boolean"},
             "config_json": {"type": "boolean", "description": "false for dirs upstream keeps without config.json"},

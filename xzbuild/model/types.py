@@ -201,10 +201,19 @@ class FirmwareFacts:
     cmake_order: list[str] = field(default_factory=list)
     locales: list[tuple[str, str]] = field(default_factory=list)
 
+    def default_layers(self, target: str) -> list[dict[str, str]]:
+        """The layers ESP-IDF loads for ``target``: ``base`` (the root ``sdkconfig.defaults``) then the
+        ``<target>`` companion; none at all when the tree has no root file (``base`` absent: ESP-IDF loads a
+        ``sdkconfig.defaults.<target>`` only after the file it accompanies)."""
+        if "base" not in self.sdkconfig_defaults:
+            return []
+        return [self.sdkconfig_defaults["base"], self.sdkconfig_defaults.get(target, {})]
+
     def defaults_for(self, target: str) -> dict[str, str]:
-        """``sdkconfig.defaults`` then ``sdkconfig.defaults.<target>`` merged by key (values verbatim)."""
-        merged = dict(self.sdkconfig_defaults.get("base", {}))
-        merged.update(self.sdkconfig_defaults.get(target, {}))
+        """The default layers of ``target`` merged by key (values verbatim)."""
+        merged: dict[str, str] = {}
+        for layer in self.default_layers(target):
+            merged.update(layer)
         return merged
 
 

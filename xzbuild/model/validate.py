@@ -204,6 +204,17 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
     parts_dir = bs.root / "partitions"
     if not parts_dir.is_dir():
         return []
+    from xzbuild.model.idf_tables import builtin_text
+
+    builtin = builtin_text(v.partition_table)
+    if builtin is not None:  # ESP-IDF's own table (no custom one configured): it only has to fit the flash
+        from xzbuild.partitions import parse_csv, parse_flash_size
+
+        end = parse_csv(builtin, v.partition_table).flash_end()
+        if end > parse_flash_size(v.flash_size):
+            return [UserError(f"{v.path_key}: ESP-IDF's table {v.partition_table} ends at {end:#x} but the flash "
+                              f"is {v.flash_size}; choose a larger flash size", v.location())]
+        return []
     rel = v.partition_table.removeprefix("partitions/")
     key = "PARTITION_TABLE_CUSTOM_FILENAME"
     where = v.location(f"sdkconfig.{key}")

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild.core.errors import UserError
+from xzbuild.model.idf_tables import builtin_text
 from xzbuild.partitions.checks import check_app_fits, check_fits_flash
-from xzbuild.partitions.table import PartitionTable, read_csv
+from xzbuild.partitions.table import PartitionTable, parse_csv, read_csv
 
 if TYPE_CHECKING:
     from xzbuild.model import BoardSet, Variant
@@ -46,9 +47,10 @@ def check_variant_tables(board_set: BoardSet, firmware: Path | None = None,
     rows = []
     for v in board_set.variants():
         path = table_path(v, Path(board_set.root), firmware)
+        builtin = builtin_text(v.partition_table)
         if path not in tables:
             try:
-                tables[path] = read_csv(path)
+                tables[path] = parse_csv(builtin, v.partition_table) if builtin is not None else read_csv(path)
             except UserError as exc:
                 tables[path] = exc
         parsed = tables[path]

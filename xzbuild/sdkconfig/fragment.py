@@ -122,8 +122,8 @@ def wake_word_options(wake_word: str, target: str, firmware: FirmwareFacts) -> t
     if normalized == "nihaoxiaozhi":
         normalized = "wn9s_nihaoxiaozhi" if target in LITE_WAKE_WORD_TARGETS else "wn9_nihaoxiaozhi_tts"
     enabled: list[str] = []
-    for layer in ("base", target):
-        for raw_key, value in firmware.sdkconfig_defaults.get(layer, {}).items():
+    for layer in firmware.default_layers(target):
+        for raw_key, value in layer.items():
             key = raw_key if raw_key.startswith("CONFIG_") else f"CONFIG_{raw_key}"  # facts file drops the prefix
             if re.fullmatch(r"CONFIG_SR_WN_[A-Z0-9_]+", key) and value == "y" and key not in enabled:
                 enabled.append(key)

@@ -83,10 +83,11 @@ class Resolver:
         return resolver
 
     def _key(self, target: str, lines: Sequence[str]) -> str:
+        from xzbuild.core.sdkdefaults import defaults_files
+
         digest = hashlib.sha256(self.kconfig_text.encode())
-        for name in ("sdkconfig.defaults", f"sdkconfig.defaults.{target}"):
-            file = self.firmware / name
-            digest.update(name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b""))
+        for file in defaults_files(self.firmware, target):
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
         digest.update(target.encode() + b"\0" + "\n".join(lines).encode())
         return digest.hexdigest()
 
