@@ -58,7 +58,11 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], csv_path
         v = load_boards(boards_dir, hardware=False).variant(variant)
         table = table_path(v, boards_dir, None)
         target = v.target
-    parsed = parse_binary(table.read_bytes(), str(table)) if table.read_bytes()[:2] == b"\xaa\x50" else read_csv(table)
+    from xzbuild.core.fsutil import read_bounded
+    from xzbuild.partitions.table import MAX_CSV_BYTES
+
+    data = read_bounded(table, MAX_CSV_BYTES, "a partition table")
+    parsed = parse_binary(data, str(table)) if data[:2] == b"\xaa\x50" else read_csv(table)
     part = nvs_partition(parsed)
 
     started = time.perf_counter()
