@@ -33,10 +33,10 @@ _FIRMWARE = click.Path(file_okay=False, exists=True, path_type=Path)
 def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Path | None, check_kconfig: bool,
              as_json: bool, boards_dir: Path) -> None:
     """Render config.json, config.h, archetype sources and the Kconfig/CMake board tables from board files."""
-    from xzbuild.codegen import writer
-    from xzbuild.codegen.plan import build_plan
+    import contextlib
+
+    from xzbuild.builder.outlock import tree_lock
     from xzbuild.core.errors import UserError
-    from xzbuild.model import load_boards
 
     if firmware is None and out is None:
         raise UserError("give --firmware <xiaozhi-esp32 checkout> and/or --out <empty dir>")
@@ -44,6 +44,18 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
         raise UserError("--check compares against a checkout; give --firmware")
     if check and out is not None:
         raise UserError("--check writes nothing; drop --out")
+    # One writer per tree: a second run is refused naming the first (issue 39).
+    with tree_lock(firmware) if firmware is not None and not check and out is None else contextlib.nullcontext():
+        _generate(firmware, check, only, out, check_kconfig, as_json, boards_dir)
+
+
+def _generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Path | None, check_kconfig: bool,
+              as_json: bool, boards_dir: Path) -> None:
+    from xzbuild.codegen import writer
+    from xzbuild.codegen.plan import build_plan
+    from xzbuild.core.errors import UserError
+    from xzbuild.model import load_boards
+
     board_set = load_boards(boards_dir)
     plan = build_plan(board_set, firmware, list(only) or None)
     summary: dict[str, object] = {"generated": len(plan.files), "kept_whitespace": plan.kept_layouts}
