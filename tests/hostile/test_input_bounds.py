@@ -66,7 +66,7 @@ ROWS: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
      r"'0' is out of range; expected a value between 1 and 64"),
     ("hil-run-jobs-0", _nothing, ["hil", "run", "--jobs", "0"], 2, r"between 1 and 64"),
     ("matrix-size-fail-above-nan", _nothing, ["matrix", "size", "--base", "{d}", "--fail-above", "nan", "{d}"], 2,
-     r"--fail-above.*'nan' is not a finite number; expected a value between 0 and 1000 percent"),
+     r"--fail-above.*'nan' is not a finite number; expected a value between 0 and 1000000 percent"),
     ("matrix-size-min-free-nan", _nothing, ["matrix", "size", "--base", "{d}", "--min-free", "nan", "{d}"], 2,
      r"--min-free.*'nan' is not a finite number; expected a value between 0 and 100 percent"),
     ("vboard-psram-negative", _nothing, ["vboard", "--psram", "-5"], 2,
@@ -90,3 +90,20 @@ def test_input_is_bounded(case: str, setup: Callable[[Path], None], argv: list[s
     assert_clean_failure(got, err, expected)
     assert not (tmp_path / "x.bin").exists() and not (tmp_path / "out").exists(), "something was written"
     assert not re.search(r"bug in xzbuild", err)
+
+
+def test_matrix_size_does_not_follow_a_map_path_out_of_the_build(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A base build downloaded from CI names its linker map: `../secret` (or an absolute path) is refused at the
+    variant, never handed to esp-idf-size (before: the map outside the build dir was read)."""
+    import json
+
+    (tmp_path / "secret").write_text("not a map\n", encoding="utf-8")
+    for side, path in (("base", "../secret"), ("head", "v1/app.map")):
+        (tmp_path / side / "v1").mkdir(parents=True)
+        record = {"full_name": "v1", "target": "esp32s3", "app_size": 4, "files": [],
+                  "debug": {"map": {"path": path}}}
+        (tmp_path / side / "manifest.json").write_text(json.dumps({"variants": [record]}), encoding="utf-8")
+    (tmp_path / "head" / "v1" / "app.map").write_text("", encoding="utf-8")
+    code, _, err = run_cli(["matrix", "size", "--base", str(tmp_path / "base"), str(tmp_path / "head")], capsys)
+    assert_clean_failure(code, err, r"'\.\./secret': expected a relative path of plain names inside")

@@ -23,7 +23,10 @@ class Bounded(click.ParamType):
         self.name = "integer" if kind is int else "number"
 
     def _range(self) -> str:
-        return f"between {self.low:g} and {self.high:g}{(' ' + self.unit) if self.unit else ''}"
+        def show(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+        return f"between {show(self.low)} and {show(self.high)}{(' ' + self.unit) if self.unit else ''}"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number: float
