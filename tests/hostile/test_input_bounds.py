@@ -107,3 +107,26 @@ def test_matrix_size_does_not_follow_a_map_path_out_of_the_build(tmp_path: Path,
     (tmp_path / "head" / "v1" / "app.map").write_text("", encoding="utf-8")
     code, _, err = run_cli(["matrix", "size", "--base", str(tmp_path / "base"), str(tmp_path / "head")], capsys)
     assert_clean_failure(code, err, r"'\.\./secret': expected a relative path of plain names inside")
+
+
+def test_a_board_name_with_url_delimiters_gets_a_page_the_catalog_links(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A release record's board `x?y#z`: the catalog's link, resolved as a browser resolves a relative URL
+    (urljoin), reaches the board page that was written (before: the page `boards/x?y#z.html` was written and the
+    link stopped at `?`)."""
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    from tests.hostile.test_confinement import make_dist, site
+
+    dist = make_dist(tmp_path, board="x?y#z")
+    code, err = site(tmp_path, dist, capsys)
+    assert code == 0, err
+    root = tmp_path / "out" / "site"
+    catalog = (root / "index.html").read_text(encoding="utf-8")
+    hrefs = re.findall(r'href="(boards/[^"]*)"', catalog)
+    assert hrefs, catalog
+    base = "https://example.test/site/index.html"
+    for href in hrefs:
+        path = urlsplit(urljoin(base, href.replace("&amp;", "&"))).path
+        page = root / unquote(path.removeprefix("/site/"))
+        assert page.is_file(), (href, sorted(p.name for p in (root / "boards").iterdir()))
