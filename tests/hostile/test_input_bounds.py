@@ -130,3 +130,20 @@ def test_a_board_name_with_url_delimiters_gets_a_page_the_catalog_links(tmp_path
         path = urlsplit(urljoin(base, href.replace("&amp;", "&"))).path
         page = root / unquote(path.removeprefix("/site/"))
         assert page.is_file(), (href, sorted(p.name for p in (root / "boards").iterdir()))
+
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.mark.skipif(not DEJAVU.is_file() and not os.environ.get("CI"), reason="fonts-dejavu-core not installed")
+def test_a_font_no_partition_holds_is_refused_by_an_estimate(tmp_path: Path) -> None:
+    """300 px / 8 bpp over the whole Unicode range (1.2 GB to build before): refused from a rendered sample,
+    under a 600 MB address-space limit, in seconds, nothing written."""
+    from tests.hostile.conftest import run_child
+
+    proc = run_child(["assets", "font", str(DEJAVU), "--size", "300", "--bpp", "8", "--range", "0x0-0x10FFFF",
+                      "-o", str(tmp_path / "f.bin")], tmp_path, limit_kb=600_000, timeout=60)
+    assert_clean_failure(proc.returncode, proc.stderr,
+                         r"DejaVuSans\.ttf: \d+ glyphs at 300 px / 8 bpp are estimated at \d+ MiB of bitmaps .*over "
+                         r"the 32 MiB the assets partition can hold")
+    assert not (tmp_path / "f.bin").exists()
