@@ -35,9 +35,15 @@ ROWS: list[tuple[str, str, dict[str, str], str]] = [
      r"compile definitions set BOARD_NAME 2 times"),
     ("target-compile-definition", 'target_compile_definitions(${COMPONENT_LIB} PRIVATE BOARD_TYPE=\\"evil\\")\n',
      {}, r"compile definitions set BOARD_TYPE 2 times"),
-    ("execute-process", 'execute_process(COMMAND touch {probe})\n', {}, r"runs execute_process\(\) .* may not run"),
+    ("execute-process", 'execute_process(COMMAND touch {probe})\n', {},
+     r"names execute_process, a command that runs a process"),
+    ("execute-process-never-taken", 'if(CONFIG_NO_SUCH_OPTION)\n  EXECUTE_PROCESS(COMMAND touch {probe})\nendif()\n',
+     {}, r"main/CMakeLists\.txt:\d+: names EXECUTE_PROCESS, a command that runs a process"),
+    ("eval-constructed-execute-process", 'set(_c "execute_")\ncmake_language(EVAL CODE "${_c}process(COMMAND touch '
+                                         '{probe})")\n', {}, r"runs execute_process\(\) .* may not run"),
     ("file-write-builtin", '_file(WRITE {probe} x)\n', {}, r"cmake stops .*Read-only file system"),
-    ("execute-process-underscore", '_execute_process(COMMAND touch {probe})\n', {}, r"runs execute_process\(\)"),
+    ("execute-process-underscore", '_execute_process(COMMAND touch {probe})\n', {},
+     r"names _execute_process, a command that runs"),
 ]
 
 

@@ -335,8 +335,22 @@ def board_variants(board_set: object) -> list[VariantInput]:
     return out
 
 
+_RUNNERS = re.compile(r"\b_*(" + "|".join(_PROCESS_COMMANDS) + r")\b", re.I)
+
+
+def refuse_process_commands(cmake_text: str, path: str = CMAKE_PATH) -> None:
+    """A board table may not name a command that runs a process, even in a branch no variant takes (the shim
+    only sees the branches the variants evaluate): refused at its line, before cmake runs."""
+    m = _RUNNERS.search(cmake_text)
+    if m is not None:
+        line = cmake_text.count("\n", 0, m.start()) + 1
+        raise UserError(f"names {m.group(0)}, a command that runs a process; a board table may not run processes "
+                        "(remove it)", Location(path, line))
+
+
 def check_tree(board_set: object, cmake_text: str, tree: Path, path: str = CMAKE_PATH) -> tuple[list[UserError], float]:
     """The executing gate over every variant: (errors, seconds cmake took)."""
+    refuse_process_commands(cmake_text, path)
     variants = board_variants(board_set)
     evaluation = evaluate(cmake_text, tree, variants, path=path)
     return compare(evaluation, variants, path, cmake_text), evaluation.seconds
