@@ -60,11 +60,24 @@ class Provision:
         return out
 
 
+def _utf8(text: str, where: str, what: str) -> None:
+    """Command-line text arrives as the OS's bytes; a byte that is not UTF-8 cannot go into an NVS string."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UserError(f"{where}: the {what} is not UTF-8 text (byte {ord(text[exc.start]) & 0xFF:#04x} at offset "
+                        f"{exc.start}); give it as UTF-8") from None
+
+
 def check_url(url: str, where: str = "--ota-url") -> str:
     """An OTA URL the firmware's HTTP client can open: http(s)://host[:port]/path."""
+    _utf8(url, where, "URL")
     if any(c.isspace() for c in url) or any(ord(c) < 0x20 for c in url):
         raise UserError(f"{where}: {url!r} contains whitespace or control characters; percent-encode them")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # an unclosed IPv6 bracket ("http://[::1/")
+        raise UserError(f"{where}: {url!r} is not a valid URL ({exc}); close the IPv6 address with ']'") from None
     if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
         raise UserError(f"{where}: {url!r} is not an http:// or https:// URL; write it in full, e.g. "
                         "http://192.168.1.10:8002/xiaozhi/ota/")
@@ -83,6 +96,8 @@ def check_url(url: str, where: str = "--ota-url") -> str:
 
 
 def check_network(ssid: str, password: str, where: str = "--wifi") -> tuple[str, str]:
+    _utf8(ssid, where, "SSID")
+    _utf8(password, where, "password")
     size = len(ssid.encode())
     if size == 0:
         raise UserError(f"{where}: the SSID is empty; give SSID:PASSWORD")
@@ -134,6 +149,10 @@ def check_assets_download(prov: Provision, table: PartitionTable, has_wifi: bool
                         "download into", table.location())
 
 
+#: The largest nvs partition provision writes an image for (an image is the partition's size, held in memory).
+MAX_NVS_SIZE = 16 << 20
+
+
 def nvs_partition(table: PartitionTable) -> Partition:
     """The partition ``nvs_flash_init`` opens: label ``nvs`` (type data, subtype nvs)."""
     part = table.find(name="nvs")
@@ -142,6 +161,10 @@ def nvs_partition(table: PartitionTable) -> Partition:
     if part.size < MIN_NVS_SIZE or part.size % PAGE:
         raise UserError(f"the nvs partition is {part.size:#x} bytes; a read-write NVS needs a multiple of "
                         f"{PAGE:#x} of at least {MIN_NVS_SIZE:#x}", table.location(part))
+    if part.size > MAX_NVS_SIZE:
+        raise UserError(f"the nvs partition is {part.size:#x} bytes, over the {MAX_NVS_SIZE:#x} (16 MiB) bound for "
+                        "an image provision writes; give the nvs partition its usual size (0x6000-0x100000)",
+                        table.location(part))
     return part
 
 
@@ -182,15 +205,27 @@ class CsvRow:
     line: int
 
 
+#: The largest devices CSV provision reads (10,000 boards of 10 networks is under 8 MiB).
+MAX_DEVICES_CSV = 8 << 20
+
+
 def read_devices_csv(path: Path) -> list[CsvRow]:
     """``name,ota_url,ssid,password[,ssid1,password1 … ssid9,password9]``: one image per row, written to
     ``<name>.bin`` (``name``: letters, digits, ``.``, ``_``, ``-``)."""
+    from xzbuild.core.fsutil import read_bounded
+
+    data = read_bounded(path, MAX_DEVICES_CSV, "a devices CSV")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserError(f"not UTF-8 text ({exc.reason}); save the CSV as UTF-8", Location(str(path))) from None
+        raise UserError(f"not UTF-8 text ({exc.reason}); save the CSV as UTF-8",
+                        Location(str(path), data.count(b"\n", 0, exc.start) + 1)) from None
     reader = csv.reader(io.StringIO(text, newline=""))
-    rows = list(reader)
+    try:
+        rows = list(reader)
+    except csv.Error as exc:
+        raise UserError(f"not a CSV row ({exc}); a cell holds at most a URL, an SSID or a password",
+                        Location(str(path), reader.line_num)) from None
     if not rows:
         raise UserError("empty CSV; the first line must be a header such as name,ota_url,ssid,password",
                         Location(str(path), 1))

@@ -107,9 +107,20 @@ def _underline(face: ftlib.Face, size: int) -> tuple[int, int]:
     return jsround(position * scale), jsround(thickness * scale)
 
 
+#: The most bitmap bytes a font may be estimated to need: the largest flash an ESP32 chip maps (32 MiB), so
+#: more can never fit any assets partition. Callers that know the partition pass its size.
+MAX_FONT_BYTES = 32 << 20
+#: Glyphs rendered to estimate the whole font's size before rendering it.
+ESTIMATE_SAMPLE = 64
+
+
 def convert_font(font_data: bytes, groups: Sequence[CodeGroup], options: FontOptions,
-                 source: str = "font") -> ConvertResult:
-    """Convert ``font_data`` (TTF/OTF/TTC/WOFF bytes) to cbin bytes for the code points in ``groups``."""
+                 source: str = "font", budget: int = MAX_FONT_BYTES) -> ConvertResult:
+    """Convert ``font_data`` (TTF/OTF/TTC/WOFF bytes) to cbin bytes for the code points in ``groups``.
+
+    Before rendering everything, an evenly spaced sample of the selected glyphs is rendered and the total
+    bitmap size extrapolated; a font estimated over ``budget`` bytes is refused (a 300 px / 8 bpp font over the
+    whole Unicode range would take gigabytes of memory to build, for a file no partition holds)."""
     options.validate()
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -134,6 +145,7 @@ def convert_font(font_data: bytes, groups: Sequence[CodeGroup], options: FontOpt
         first_code: dict[int, int] = {}  # glyph id -> the first code point using it (its record's code)
         for code in codes:
             first_code.setdefault(index_of[code], code)
+        _check_estimate(face, font_data, options, first_code, source, budget)
         rendered = _render_all(face, font_data, options, first_code, source)
         glyphs: list[GlyphRecord] = []
         for code in codes:
@@ -217,6 +229,24 @@ def _render_all(face: ftlib.Face, font_data: bytes, options: FontOptions, first_
             own.close()
     return {g: record for chunk, records in zip(chunks, results, strict=True)
             for g, record in zip(chunk, records, strict=True)}
+
+
+def _check_estimate(face: ftlib.Face, font_data: bytes, options: FontOptions, first_code: dict[int, int], source: str,
+                    budget: int) -> None:
+    """Refuse a font whose extrapolated bitmap size is over ``budget`` (a sample is rendered, not the font)."""
+    gids = sorted(first_code)
+    if len(gids) <= ESTIMATE_SAMPLE:
+        return
+    step = len(gids) / ESTIMATE_SAMPLE
+    sample = {gids[int(i * step)]: first_code[gids[int(i * step)]] for i in range(ESTIMATE_SAMPLE)}
+    rendered = _render_all(face, font_data, options, sample, source)
+    per_glyph = sum(len(r.bitmap) for r in rendered.values()) / len(rendered)
+    estimate = int(per_glyph * len(gids))
+    if estimate > budget:
+        raise UserError(f"{len(gids)} glyphs at {options.size} px / {options.bpp} bpp are estimated at "
+                        f"{estimate / (1 << 20):.0f} MiB of bitmaps (from {len(sample)} rendered), over the "
+                        f"{budget / (1 << 20):.0f} MiB the assets partition can hold; choose a smaller size, "
+                        "fewer bits per pixel or a narrower --range", Location(source))
 
 
 def _self_check(data: bytes, glyphs: Sequence[GlyphRecord], bpp: int) -> None:

@@ -80,7 +80,7 @@ set(MAIN_PRIV_REQUIRES_EXTRA "")
 idf_component_register(SRCS ${SOURCES} PRIV_REQUIRES ${MAIN_PRIV_REQUIRES_EXTRA})
 """
 
-FIRMWARE_FACTS = "upstream_commit: demo\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
+FIRMWARE_FACTS = "upstream_commit: 48142026b50b50f6748c003ae3b28d1cbe4cb667\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
 
 OLED_BOARD = """type: demo-oled
 target: esp32s3

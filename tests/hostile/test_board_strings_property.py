@@ -40,7 +40,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-FACTS = "upstream_commit: demo\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
+FACTS = "upstream_commit: 48142026b50b50f6748c003ae3b28d1cbe4cb667\nproject_ver: 0.0.1\nsdkconfig_defaults:\n  base: {}\n"
 DIR = "acme/demo"
 SYMBOL = "BOARD_TYPE_DEMO"
 

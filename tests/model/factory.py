@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 FIRMWARE = """\
-upstream_commit: test
+upstream_commit: 48142026b50b50f6748c003ae3b28d1cbe4cb667
 project_ver: 1.0.0
 sdkconfig_defaults:
   base:

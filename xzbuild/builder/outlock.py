@@ -64,3 +64,32 @@ def out_lock(out: Path, *, wait: bool = True, on_wait: Callable[[str], None] | N
             fh.truncate()
             fh.flush()
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def tree_lock(tree: Path) -> Iterator[None]:
+    """``generate``'s lock on a firmware tree, taken before anything is written: a second run on the same tree
+    is refused at once naming the holder (two writers interleaved their temp files and renames). The flock file
+    lives outside the tree (a per-user directory under the temp dir), so a checkout gains no stray file."""
+    import hashlib
+    import tempfile
+
+    key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:24]
+    lock_dir = Path(tempfile.gettempdir()) / f"xzbuild-tree-locks-{os.getuid()}"
+    lock_dir.mkdir(mode=0o700, exist_ok=True)
+    if lock_dir.is_symlink() or lock_dir.stat().st_uid != os.getuid():
+        raise UserError(f"{lock_dir} is not this user's own directory; remove it")
+    with open(lock_dir / f"{key}.lock", "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"{tree}: the tree is locked by {_holder(fh)}; wait for that run to finish") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "command": " ".join(["xzbuild", *sys.argv[1:]])[:300]}))
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

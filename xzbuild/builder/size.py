@@ -143,13 +143,22 @@ def load_sizes(side: Path) -> dict[str, AppSize]:
                                 Location(str(image))) from None
         debug = record.get("debug") if isinstance(record.get("debug"), dict) else None
         if debug is None:  # a `matrix merge` manifest: the variant's own release record has it
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                debug = json.loads((root / name / "release.json").read_text(encoding="utf-8")).get("debug")
+            with contextlib.suppress(OSError, ValueError, AttributeError, UserError):
+                own_record = confined_file(root, f"{name}/release.json")
+                debug = json.loads(own_record.read_text(encoding="utf-8")).get("debug")
         map_entry = (debug or {}).get("map")
-        link_map = root / str(map_entry["path"]) if isinstance(map_entry, dict) and map_entry.get("path") else None
+        map_rel = map_entry.get("path") if isinstance(map_entry, dict) else None
+        link_map = None
+        if isinstance(map_rel, str) and map_rel:
+            try:  # the linker map must be a file of the build output, never one a record points out to
+                link_map = confined_file(root, map_rel, Location(str(root / name)))
+            except UserError:
+                if (root / map_rel).exists() or (root / map_rel).is_symlink() or map_rel.startswith("/") or \
+                        ".." in map_rel.replace("\\", "/").split("/"):
+                    raise
+                link_map = None  # a map the build did not keep: no component table for this variant
         out[name] = AppSize(name, str(record.get("target", "")), int(record["app_size"]),
-                            record.get("app_partition_size") or None, regions,
-                            link_map if link_map is not None and link_map.is_file() else None)
+                            record.get("app_partition_size") or None, regions, link_map)
     return out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from xzbuild.cli._boards import boards_option
+from xzbuild.cli._params import Bounded
 
 _PATH = click.Path(path_type=Path)
 _DIR = click.Path(path_type=Path, file_okay=False)
@@ -26,7 +27,7 @@ def assets() -> None:
 @boards_option("Board YAML directory (variant mode).")
 @click.option("--out", "out_dir", type=_DIR, default=Path("out/assets"), show_default=True,
               help="Output directory for per-variant bundles (<variant>/assets.bin).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel workers (default: CPUs).")
+@click.option("--jobs", "-j", type=Bounded(int, 1, 64), default=None, help="Parallel workers (default: CPUs).")
 @click.option("-o", "--output", type=_PATH, help="Explicit mode: write this one bundle.")
 @click.option("--font", type=_PATH, help="Text font: a cbin file (explicit mode) or a TTF/OTF/TTC to convert (variants).")
 @click.option("--font-meta", help="CHARSET:SIZE:BPP:BUNDLE for text_font_meta; only for genuine bundle fonts.")

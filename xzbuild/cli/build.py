@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from xzbuild.cli._boards import boards_option
+from xzbuild.cli._params import Bounded
 from xzbuild.cli.matrix import matrix
 
 
@@ -18,7 +19,7 @@ from xzbuild.cli.matrix import matrix
               help="Filter by target, board, name, full_name, manufacturer or preview (repeatable).")
 @click.option("--selection", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Also build the variants of a `matrix select --json` output (or a file of full names).")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel builds.")
+@click.option("-j", "--jobs", type=Bounded(int, 1, 64), default=2, show_default=True, help="Parallel builds.")
 @click.option("--shard", default=None, metavar="I/N", help="Build only shard I of N (1-based).")
 @click.option("--keep-going", is_flag=True, help="Build the remaining variants after a failure.")
 @click.option("--force", is_flag=True, help="Rebuild even when a cached artifact exists.")

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from xzbuild.cli._params import Bounded
+
 if TYPE_CHECKING:
     from hil.lab.runner import BoardResult
 
@@ -25,10 +27,10 @@ if TYPE_CHECKING:
 @click.option("--dist", default=None, help="artifacts dir from `xzbuild matrix build` (default: dist if present)")
 @click.option("--build", "builds", multiple=True, help="an IDF build dir to test (repeatable)")
 @click.option("--board", "board_ids", multiple=True, help="only these inventory boards (with one --build: pair them)")
-@click.option("--jobs", "-j", default=2, show_default=True, help="boards tested in parallel")
+@click.option("--jobs", "-j", default=2, type=Bounded(int, 1, 64), show_default=True, help="boards tested in parallel")
 @click.option("--junit", default=None, help="write one merged JUnit file here")
 @click.option("--out", default="hil-out", show_default=True, help="per-board logs, transcripts and JUnit")
-@click.option("--wait", default=0.0, help="seconds to wait for busy boards (leased / acquired) to become free")
+@click.option("--wait", default=0.0, type=Bounded(float, 0, 86400, "seconds"), help="seconds to wait for busy boards (leased / acquired) to become free")
 @click.option("--one-per-variant", is_flag=True,
               help="test each build on one free board carrying its variant instead of on every such board")
 @click.option("--hardware/--no-hardware", default=None, help="run tests marked hardware (default: only on real boards)")

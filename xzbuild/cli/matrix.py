@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from xzbuild.cli._boards import boards_option
+from xzbuild.cli._params import Bounded
 from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
 
 if TYPE_CHECKING:
@@ -264,9 +265,9 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
               help="markdown: a table for $GITHUB_STEP_SUMMARY or a PR comment (grown variants first).")
-@click.option("--fail-above", type=click.FloatRange(min=0.0), default=None, metavar="PCT",
+@click.option("--fail-above", type=Bounded(float, 0, 1_000_000, "percent"), default=None, metavar="PCT",
               help="Exit 1 naming every variant whose app grew by more than PCT percent.")
-@click.option("--min-free", type=click.FloatRange(0.0, 100.0), default=None, metavar="PCT",
+@click.option("--min-free", type=Bounded(float, 0, 100, "percent"), default=None, metavar="PCT",
               help="Exit 1 naming every variant with less than PCT percent of its app slot free.")
 def size_cmd(base: Path, head: Path, as_json: bool, fmt: str, fail_above: float | None,
              min_free: float | None) -> None:

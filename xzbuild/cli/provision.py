@@ -77,7 +77,10 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
             table = table_path(v, boards_dir, None)
             target = v.target
             has_wifi = _has_wifi(v)
-        raw = table.read_bytes()
+        from xzbuild.core.fsutil import read_bounded
+        from xzbuild.partitions.table import MAX_CSV_BYTES
+
+        raw = read_bounded(table, MAX_CSV_BYTES, "a partition table")
         parsed = parse_binary(raw, str(table)) if raw[:2] == b"\xaa\x50" else read_csv(table)
     part = nvs_partition(parsed)
 

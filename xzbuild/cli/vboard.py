@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from xzbuild.cli._params import Bounded
+
 
 @click.command("vboard")
 @click.option("--chip", "chips", multiple=True, default=["esp32s3"], show_default=True,
               help="esptool chip name (esp32s3, esp32c3, esp32c6, esp32p4...); repeat for several boards")
 @click.option("--flash", "flash_size", default="16MB", show_default=True, help="flash size (4MB, 8MB, 16MB, 32MB)")
-@click.option("--psram", default=0, show_default=True, help="embedded PSRAM in MB reported through eFuse (0 = none)")
-@click.option("--port", default=0, show_default=True,
+@click.option("--psram", default=0, type=Bounded(int, 0, 64, "MB"), show_default=True, help="embedded PSRAM in MB reported through eFuse (0 = none)")
+@click.option("--port", default=0, type=Bounded(int, 0, 65535), show_default=True,
               help="TCP port on 127.0.0.1 (0 = pick a free one); board i gets port+i")
 @click.option("--mac", default=None, help="base MAC aa:bb:cc:dd:ee:ff (default: derived from --name)")
 @click.option("--name", default="vboard", show_default=True, help="board name (logs, default MAC)")

@@ -198,3 +198,47 @@ def refuse_linked_subdirs(root: str | os.PathLike[str], option: str, depth: int 
                 elif entry.is_dir(follow_symlinks=False):
                     deeper.append(Path(entry.path))
         level = deeper
+
+
+def regular_file(path: str | os.PathLike[str], limit: int | None = None, what: str = "") -> int:
+    """The size of a user-supplied file, checked with ``stat`` before anything opens it: only a regular file (a
+    FIFO would block, a device never end), at most ``limit`` bytes (``what`` names the bound in the message)."""
+    import stat as stat_mod
+
+    from xzbuild.core.errors import Location, UserError
+
+    where = Location(os.fspath(path))
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise UserError(f"cannot read: {exc.strerror}", where) from None
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise UserError("not a regular file (a FIFO, device or socket); pass a file", where)
+    if limit is not None and st.st_size > limit:
+        raise UserError(f"file is {st.st_size} bytes, over the {_size(limit)} bound for {what}", where)
+    return st.st_size
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """A user-supplied file's bytes, bounded before it is read (see :func:`regular_file`)."""
+    import stat as stat_mod
+
+    from xzbuild.core.errors import Location, UserError
+
+    where = Location(os.fspath(path))
+    regular_file(path, limit, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat_mod.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise UserError("not a regular file (a FIFO, device or socket); pass a file", where)
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UserError(f"cannot read: {exc.strerror}", where) from None
+    if len(data) > limit:
+        raise UserError(f"file grew over the {_size(limit)} bound for {what} while it was read", where)
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n >> 10} KiB" if n >= 1024 else f"{n} B"

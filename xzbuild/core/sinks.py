@@ -33,6 +33,11 @@ _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
 _C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"(?:\.\./){{0,2}}{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
 _CMAKE_QUOTED = re.compile(r"\"(?:[^\"\\$]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\"")
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
+_LOCALE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_KCONFIG_EXPR = re.compile(r"[A-Za-z0-9_ ()!&|=<>\"-]+")
+_CMAKE_COND_TOKEN = re.compile(r"[ \t]+|[()]|\"[^\"\\$\n;]*\"|[A-Za-z0-9_.+-]+")
 # The last alternative is an unquoted word: upstream has written string values without quotes (Kconfig ignores
 # such a line for a string option, and the importer keeps it as written).
 _SDK_VALUE = re.compile(r"y|n|-?[0-9]+|0[xX][0-9a-fA-F]+|\"(?:[^\"\\]|\\[\"\\])*\"|[A-Za-z0-9_./+:-]+")
@@ -223,6 +228,30 @@ def _cmake_arg(text: str) -> str | None:
     return "does not have the allowed form"
 
 
+def _cmake_condition(text: str) -> str | None:
+    """An ``if()`` condition: words, "quoted strings" (no '$', '\\', ';'), balanced parentheses, one line."""
+    pos, depth = 0, 0
+    while pos < len(text):
+        m = _CMAKE_COND_TOKEN.match(text, pos)
+        if m is None:
+            return f"holds {text[pos]!r} at offset {pos}"
+        token = m.group(0)
+        depth += token == "("
+        depth -= token == ")"
+        if depth < 0:
+            return f"closes a parenthesis it did not open at offset {pos}"
+        pos = m.end()
+    if depth:
+        return "leaves a parenthesis open"
+    return "is empty" if not text.strip() else None
+
+
+def _kconfig_expr(text: str) -> str | None:
+    if not _KCONFIG_EXPR.fullmatch(text):
+        return "does not have the allowed form"
+    return "has unbalanced parentheses" if text.count("(") != text.count(")") else None
+
+
 def _sdk_value(text: str) -> str | None:
     if not _SDK_VALUE.fullmatch(text):
         return "does not have the allowed form"
@@ -275,6 +304,13 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "legacy_name": (_pattern(_LEGACY_NAME), "lowercase letters, digits, '.', '_' and '-', starting with a letter "
                                             "or digit"),
     "manufacturer": (_pattern(_MANUFACTURER), "lowercase letters, digits and '-', starting with a letter or digit"),
+    "commit_id": (_pattern(_COMMIT_ID), "a full git commit id: 40 lowercase hexadecimal digits"),
+    "version": (_pattern(_VERSION), "a version: letters, digits and . + _ -, starting with a letter or digit"),
+    "locale_dir": (_pattern(_LOCALE_DIR), "a locale directory name such as zh-CN (letters, digits, '_', '-')"),
+    "kconfig_expr": (_kconfig_expr, "a Kconfig expression on one line: symbols, ( ) ! && || = and quoted "
+                                    "strings"),
+    "cmake_condition": (_cmake_condition, "a CMake if() condition on one line: words (letters, digits, _ . + -), "
+                                          "\"quoted strings\" without '$', '\\' or ';', balanced parentheses"),
     "free_text": (text_problem, "one printable line of text (no control or bidi characters)"),
 }
 

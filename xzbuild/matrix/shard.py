@@ -55,6 +55,11 @@ class ShardSpec:
         return f"{self.index}/{self.count}"
 
 
+#: The most shards a matrix is split into (GitHub Actions allows 256 jobs per matrix; beyond a few thousand the
+#: per-shard lists only cost memory).
+MAX_SHARDS = 4096
+
+
 def parse_shard(text: str) -> ShardSpec:
     """Parse ``"i/N"`` (1 <= i <= N); raise UserError with the fix otherwise."""
     match = _SHARD_RE.match(text)
@@ -63,6 +68,8 @@ def parse_shard(text: str) -> ShardSpec:
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1 or not 1 <= index <= count:
         raise UserError(f"--shard {text!r}: i must be between 1 and N (N >= 1)")
+    if count > MAX_SHARDS:
+        raise UserError(f"--shard {text!r}: N must be at most {MAX_SHARDS} (one shard per CI job)")
     return ShardSpec(index, count)
 
 

@@ -408,6 +408,9 @@ def _read_bounded_lines(path: Path) -> bytes:
 def read_csv(path: str | os.PathLike[str], **kwargs: object) -> PartitionTable:
     """Read and verify a CSV file (see ``parse_csv`` for the keyword options)."""
     p = Path(path)
+    from xzbuild.core.fsutil import regular_file
+
+    regular_file(p)  # refuses FIFOs and devices before open() could block; the line reader bounds the size
     try:
         data = _read_bounded_lines(p)
     except OSError as exc:

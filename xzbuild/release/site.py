@@ -250,8 +250,17 @@ def _downloads(variant: ReleasedVariant, page_dir: str) -> list[dict[str, Any]]:
 
 
 def board_slug(board_dir: str) -> str:
-    """A board dir (``waveshare/esp32-p4-nano``) as a file name."""
-    return board_dir.replace("/", "-")
+    """A board dir (``waveshare/esp32-p4-nano``) as a file name a relative link reaches unchanged: ``/`` becomes
+    ``-``; any character outside ``[A-Za-z0-9._-]`` (``?`` and ``#`` would end a URL's path), a leading ``.``
+    and ``~`` itself become ``~XX`` (UTF-8 bytes in hex), so distinct boards keep distinct pages."""
+    text = board_dir.replace("/", "-")
+    out = []
+    for i, ch in enumerate(text):
+        if (ch.isascii() and (ch.isalnum() or ch in "_-")) or (ch == "." and i > 0):
+            out.append(ch)
+        else:
+            out.extend(f"~{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+    return "".join(out) or "~"
 
 
 def _views(release: Release, models: dict[str, Variant], stage: Path) -> tuple[list[VariantView], int]:
