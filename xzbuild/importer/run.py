@@ -343,8 +343,10 @@ def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: Imp
                             and len(s.command.args) > 1), "")
     models = {k: {key: v[key] for key in ("choice", "default", "depends_on", "entries")}
               for k, v in kf.display_models.items()}
+    # a tree that is no git checkout (a fork's zip) has no commit to record: the key is left out rather than
+    # written empty, which `boards check` refuses (a commit id is 40 hex digits)
     return {
-        "upstream_commit": report.upstream_commit,
+        **({"upstream_commit": report.upstream_commit} if report.upstream_commit else {}),
         "project_ver": project_ver,
         "sdkconfig_defaults": layers,
         "board_choice_defaults": dict(kf.target_defaults),
