@@ -90,7 +90,16 @@ def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt"
 
     if "MAIN_PRIV_REQUIRES_EXTRA" not in text and not hooks:
         return text  # a tree without the hook mechanism and nothing to add
-    return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)
+    from xzbuild.codegen.tables import marked_regions
+
+    if marked_regions(text, "board-components", path):
+        return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)
+    # An unmarked tree keeps its own hook text while it means the same hooks; otherwise the blocks between the two
+    # anchors are rewritten (no markers added: the anchors find them again).
+    start, stop = unmarked(text)
+    if sorted(map(hook_key, read_hooks(text[start:stop]))) == sorted(map(hook_key, hooks)):
+        return text
+    return text[:start] + render_hooks(hooks) + text[stop:]
 
 
 def read_hooks(text: str) -> list[Hook]:

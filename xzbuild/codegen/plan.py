@@ -7,12 +7,15 @@ firmware's current files (for splicing the two tables and keeping a config.json'
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
+from xzbuild.codegen.merge import c_meaning
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
 from xzbuild.codegen.render import render, template_exists
 from xzbuild.codegen.tables import (
@@ -176,6 +179,68 @@ def archetype_source_text(board: Board) -> str:
     return render(template, class_name=class_name(board.dir), archetype=board.sources, source=_board_file(board))
 
 
+def _config_json_meaning(text: str, board: Board, firmware: Path | None) -> object:
+    """A config.json as the importer reads it: ``type`` defaults to the board directory (trees before the ``type``
+    key), and each build's lines go through the importer's carry-over (release names made valid with the old name
+    in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped). Two files
+    with the same reading import to the same board."""
+    from xzbuild.importer.migrate import _redundant_sdkconfig, _variant_names, _wake_word_lines
+    from xzbuild.importer.sources import sdkconfig_layer
+
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("builds"), list):
+        return obj
+    obj = dict(obj)
+    if "type" not in obj and board.type in (board.dir.rsplit("/", 1)[-1], board.dir.replace("/", "-")):
+        obj["type"] = board.type  # the tree's CMake took the type from the directory
+    variants = []
+    for build in obj.pop("builds"):
+        if not isinstance(build, dict) or not isinstance(build.get("name"), str):
+            return obj
+        sdk: dict[str, str] = {}
+        other: list[str] = []
+        for line in build.get("sdkconfig_append") or []:
+            m = re.fullmatch(r"CONFIG_(\w+)=(.*)", str(line).strip())
+            if m:
+                sdk[m.group(1)] = m.group(2)
+            else:
+                other.append(str(line))
+        variants.append({**{k: v for k, v in build.items() if k != "sdkconfig_append"}, "sdkconfig": sdk,
+                         "unprefixed": other})
+    data: dict[str, Any] = {"target": obj.get("target"), "variants": variants}
+    defaults: dict[str, str] = {}
+    if firmware is not None:
+        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
+                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{obj.get('target')}")}
+    for step in (_variant_names, _redundant_sdkconfig, _wake_word_lines):
+        step(data, defaults)
+    obj["builds"] = data["variants"]
+    return obj
+
+
+def _keep_same(text: str, existing: str | None, meaning: Callable[[str], object]) -> bytes:
+    """The tree's own bytes when they mean what ``text`` means (same tokens, comments and values; only whitespace,
+    comment spelling or the generated banner differ), else ``text``: regenerating an unchanged tree changes nothing."""
+    if existing is not None and existing != text:
+        old = meaning(existing)
+        if old is not None and old == meaning(text):
+            return existing.encode("utf-8")
+    return text.encode("utf-8")
+
+
+def _read_raw(root: Path | None, rel: str) -> str | None:
+    """A file's text exactly as stored (no newline translation), or None."""
+    if root is None:
+        return None
+    try:
+        return (root / rel).read_bytes().decode("utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+
+
 def _read(root: Path | None, rel: str) -> str | None:
     if root is None:
         return None
@@ -211,10 +276,12 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
         if board.has_config_json:
             rel = f"{base}/config.json"
             text, kept = config_json_text(board, _read(firmware, rel))
-            plan.files[rel] = text.encode("utf-8")
+            plan.files[rel] = _keep_same(text, _read_raw(firmware, rel),
+                                         lambda t, b=board: _config_json_meaning(t, b, firmware))
             if kept:
                 plan.kept_layouts.append(rel)
-        plan.files[f"{base}/config.h"] = config_h_text(board).encode("utf-8")
+        plan.files[f"{base}/config.h"] = _keep_same(config_h_text(board), _read_raw(firmware, f"{base}/config.h"),
+                                                    c_meaning)
         if board.sources == "custom":
             if firmware is not None:
                 plan.custom_sources[board.dir] = _check_custom_sources(board, firmware / base)
