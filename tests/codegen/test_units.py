@@ -97,10 +97,10 @@ def _rows() -> list[BoardTypeRow]:
     ]
 
 
-def test_splice_kconfig_is_idempotent_and_marked() -> None:
+def test_splice_kconfig_is_idempotent_and_adds_no_markers() -> None:
     once = splice_kconfig(KCONFIG, _rows())
     assert splice_kconfig(once, _rows()) == once
-    assert "# BEGIN xzbuild board-types" in once and "# END xzbuild board-types" in once
+    assert "xzbuild" not in once  # the tree's own layout: no markers added (issue 37: no churn)
     assert readback.kconfig_entries(once) == [
         ("BOARD_TYPE_A", "Board 9", "IDF_TARGET_ESP32C3"),
         ("BOARD_TYPE_B", "Board 10", "IDF_TARGET_ESP32S3"),
@@ -145,7 +145,9 @@ def test_dependency_list_edits_keep_order_and_layout(before: str, terms: list[st
 
 def test_unbalanced_markers_are_a_user_error() -> None:
     once = splice_cmake(CMAKE, _rows())
-    broken = once.replace("# END xzbuild board-table", "# removed")
+    assert "xzbuild" not in once  # an unmarked tree stays unmarked
+    start = once.index("if(CONFIG_BOARD_TYPE_A)")
+    broken = once[:start] + "# BEGIN xzbuild board-table: generated\n" + once[start:]
     with pytest.raises(UserError, match="END marker") as err:
         splice_cmake(broken, _rows(), "main/CMakeLists.txt")
     assert str(err.value).startswith("main/CMakeLists.txt:4: ")

@@ -212,8 +212,12 @@ def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_or
     tail = [b for b in chain.branches if b.symbol is None]  # else(): stays last
     recorded = [b.symbol for b in chain.branches if b.symbol is not None]
     follow = [r.symbol for r in stable_order(rows, kconfig_order or None)]
+    ordered = stable_order(rows, recorded, follow)
+    if len(ordered) > 1 and ordered[0].symbol not in existing and ordered[1].symbol in existing:
+        # A new first branch would turn the tree's if() into elseif(): put it second, the chain is unsorted anyway.
+        ordered[0], ordered[1] = ordered[1], ordered[0]
     out: list[str] = []
-    for row in stable_order(rows, recorded, follow):
+    for row in ordered:
         sets = _row_sets(row, chain, text, path, spellings)
         branch = existing.get(row.symbol)
         if branch is not None and _meaning(branch.sets) == _meaning(sets):

@@ -179,12 +179,19 @@ def archetype_source_text(board: Board) -> str:
     return render(template, class_name=class_name(board.dir), archetype=board.sources, source=_board_file(board))
 
 
-def _config_json_meaning(text: str, board: Board, firmware: Path | None) -> object:
+def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: set[str]) -> object:
     """A config.json as the importer reads it: ``type`` defaults to the board directory (trees before the ``type``
     key), and each build's lines go through the importer's carry-over (release names made valid with the old name
-    in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped). Two files
+    in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped, the board
+    symbol the tree's release script picked made explicit where the board has several). Two files
     with the same reading import to the same board."""
-    from xzbuild.importer.migrate import _redundant_sdkconfig, _variant_names, _wake_word_lines
+    from xzbuild.importer.migrate import (
+        _redundant_sdkconfig,
+        _variant_names,
+        _wake_word_lines,
+        pin_tree_symbol,
+        tree_symbol_rule,
+    )
     from xzbuild.importer.sources import sdkconfig_layer
 
     try:
@@ -217,6 +224,11 @@ def _config_json_meaning(text: str, board: Board, firmware: Path | None) -> obje
                     **sdkconfig_layer(firmware / f"sdkconfig.defaults.{obj.get('target')}")}
     for step in (_variant_names, _redundant_sdkconfig, _wake_word_lines):
         step(data, defaults)
+    rule = tree_symbol_rule(_read(firmware, "scripts/release.py") or "") if firmware is not None else None
+    if len(board.kconfig) > 1 and rule is not None and isinstance(data["target"], str):
+        pin_tree_symbol(data["variants"], data["target"], [(k.symbol, k.target) for k in board.kconfig], known, rule)
+    for variant in data["variants"]:
+        variant["sdkconfig"] = sorted(variant["sdkconfig"].items())
     obj["builds"] = data["variants"]
     return obj
 
@@ -271,13 +283,14 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     """All generated files for ``board_set`` (restricted to boards ``only``; the tables are always included)."""
     plan = Plan()
     boards = board_set.boards if not only else _select(board_set, only)
+    known = {k.symbol for b in board_set.boards for k in b.kconfig}
     for board in boards:
         base = f"{BOARDS_DIR}/{board.dir}"
         if board.has_config_json:
             rel = f"{base}/config.json"
             text, kept = config_json_text(board, _read(firmware, rel))
             plan.files[rel] = _keep_same(text, _read_raw(firmware, rel),
-                                         lambda t, b=board: _config_json_meaning(t, b, firmware))
+                                         lambda t, b=board: _config_json_meaning(t, b, firmware, known))
             if kept:
                 plan.kept_layouts.append(rel)
         plan.files[f"{base}/config.h"] = _keep_same(config_h_text(board), _read_raw(firmware, f"{base}/config.h"),
