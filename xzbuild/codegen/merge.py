@@ -142,9 +142,9 @@ def _spellings(text: str, chain: Chain, lines: list[str]) -> dict[str, dict[str,
             table.setdefault(meaning, name)
         families = Counter()  # type: Counter[str]
         for (_, name), n in counts.items():
-            m = _SIZE.match(name)
-            if m:
-                families[m.group(1)] += n
+            sized = _SIZE.match(name)
+            if sized:
+                families[sized.group(1)] += n
         if families:
             table[""] = families.most_common(1)[0][0]
         out[var] = table

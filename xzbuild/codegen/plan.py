@@ -7,6 +7,7 @@ firmware's current files (for splicing the two tables and keeping a config.json'
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
-from xzbuild.codegen.merge import c_meaning
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
+from xzbuild.codegen.merge import c_meaning
 from xzbuild.codegen.render import render, template_exists
 from xzbuild.codegen.tables import (
     CMAKE_PATH,
@@ -290,7 +291,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
             rel = f"{base}/config.json"
             text, kept = config_json_text(board, _read(firmware, rel))
             plan.files[rel] = _keep_same(text, _read_raw(firmware, rel),
-                                         lambda t, b=board: _config_json_meaning(t, b, firmware, known))
+                                         functools.partial(_config_json_meaning, board=board, firmware=firmware,
+                                                           known=known))
             if kept:
                 plan.kept_layouts.append(rel)
         plan.files[f"{base}/config.h"] = _keep_same(config_h_text(board), _read_raw(firmware, f"{base}/config.h"),
