@@ -118,3 +118,28 @@ def test_adding_one_board_at_the_pin_changes_only_its_lines(upstream_at_pin: Pat
                                                     'set(BOARD_DIR "acme/voice-kit")'}, added
     assert len(removed) <= 1 and len(added) <= 7, edits
     assert "xzbuild" not in diff  # no markers, no banners in the tables
+
+
+def test_tree_generate_cannot_write_is_named_and_allow_drift_builds(upstream_at_pin: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A chain branch keyed on two symbols cannot be kept one branch per board: generate names its line (never "is
+    this a checkout?"), matrix build refuses with that line, and --allow-drift builds the tree as it is (before:
+    refused as drift even with --allow-drift)."""
+    tree = export_tree(upstream_at_pin, "HEAD", tmp_path / "fw")
+    cmake = tree / "main" / "CMakeLists.txt"
+    text = cmake.read_text(encoding="utf-8")
+    line = text[: text.index("elseif(CONFIG_BOARD_TYPE_ESP_HI)")].count("\n") + 1
+    cmake.write_text(text.replace("elseif(CONFIG_BOARD_TYPE_ESP_HI)",
+                                  "elseif(CONFIG_BOARD_TYPE_ESP_HI OR CONFIG_BOARD_TYPE_ESP_HI)"), encoding="utf-8")
+    boards = Path(__file__).resolve().parents[2] / "boards"
+    assert main(["generate", "--boards", str(boards), "--firmware", str(tree), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"main/CMakeLists.txt:{line}: board chain branch elseif(" in err and "checkout" not in err, err
+    common = ["matrix", "build", "bread-compact-wifi", "--idf", "standin", "--firmware", str(tree), "--boards",
+              str(boards), "--idf-version", "6.0.2", "--cache-dir", str(tmp_path / "cache"), "--relative-urls"]
+    assert main([*common, "--out", str(tmp_path / "refused")]) == 1
+    assert f"main/CMakeLists.txt:{line}: board chain branch" in capsys.readouterr().err
+    assert main([*common, "--out", str(tmp_path / "dist"), "--allow-drift"]) == 0, capsys.readouterr().err
+    results = [json.loads(x) for x in (tmp_path / "dist" / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {r["status"] for r in results} == {"built"}
+    assert all(f"main/CMakeLists.txt:{line}:" in r["drift"][0] for r in results), results
