@@ -108,7 +108,9 @@ def test_splice_kconfig_is_idempotent_and_adds_no_markers() -> None:
     assert readback.kconfig_defaults(once) == {"IDF_TARGET_ESP32C3": "BOARD_TYPE_A", "IDF_TARGET_ESP32S3": "BOARD_TYPE_B"}
     assert readback.dependency_terms(once, "choice", "DISPLAY_OLED_TYPE") == {"(BOARD_TYPE_A && A_SUBCHOICE_OLED)"}
     assert readback.dependency_terms(once, "config", "USE_DEVICE_AEC") == {"BOARD_TYPE_B"}
-    assert "BOARD_TYPE_PLACEHOLDER" not in once
+    assert "config BOARD_TYPE_PLACEHOLDER" not in once and "default BOARD_TYPE_PLACEHOLDER" not in once
+    # A list naming only the removed symbol means n already: it is left as written (no churn).
+    assert readback.dependency_terms(once, "choice", "DISPLAY_STYLE") <= {"BOARD_TYPE_PLACEHOLDER"}
 
 
 def test_splice_cmake() -> None:
@@ -289,3 +291,19 @@ def test_flat_board_type_tree_names_what_it_cannot_hold() -> None:
     with pytest.raises(UserError, match=r"manufacturer directory.*boards/\$\{BOARD_TYPE\}") as err:
         splice_cmake(flat, rows)
     assert str(err.value).startswith("main/CMakeLists.txt:8: ")
+
+
+def test_fork_that_removed_boards_keeps_its_lists_and_hooks() -> None:
+    """A fork (mydazy/xiaozhi-esp32, 2026-06) deleted upstream's boards but kept their names in the dependency lists
+    and a hook keyed on one: symbols no Kconfig defines read as n, so the text means the same and stays (before: the
+    lists became `depends on n` and the hook and its comments were dropped)."""
+    from xzbuild.codegen.hooks import Hook, splice_hooks
+
+    text = "config USE_DEVICE_AEC\n    bool \"AEC\"\n    depends on BOARD_TYPE_GONE || BOARD_TYPE_B\n"
+    assert rewrite_dependency_list(text, "config", "USE_DEVICE_AEC", ["BOARD_TYPE_B"], known={"BOARD_TYPE_B"}) == text
+    cmake = ('set(MAIN_PRIV_REQUIRES_EXTRA "")\nif(CONFIG_BOARD_TYPE_GONE)\n    list(APPEND MAIN_PRIV_REQUIRES_EXTRA\n'
+             "        x\n    )\nendif()\nif(CONFIG_BOARD_TYPE_B)\n    # a comment the fork keeps\n"
+             "    list(APPEND MAIN_PRIV_REQUIRES_EXTRA\n        y\n    )\nendif()\n\nidf_component_register(SRCS a)\n")
+    assert splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("y",))], known={"BOARD_TYPE_B"}) == cmake
+    changed = splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("z",))], known={"BOARD_TYPE_B"})
+    assert "        z\n" in changed and "BOARD_TYPE_GONE" not in changed

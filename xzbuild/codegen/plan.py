@@ -318,7 +318,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
         plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order).encode("utf-8")
-        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH)
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH,
+                             {r.symbol for r in rows})
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
         kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows, kconfig_order)

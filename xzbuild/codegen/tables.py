@@ -225,7 +225,7 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
         text = merge_kconfig_choice(text, rows, path, body_start, body_stop)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
-        text = rewrite_dependency_list(text, kind, name, terms, path)
+        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows})
     return text
 
 
@@ -330,7 +330,13 @@ def _depends_statement(text: str, kind: str, name: str) -> tuple[int, int, str, 
     return None
 
 
-def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH) -> str:
+def _term_symbol(term: str) -> str:
+    m = re.search(r"BOARD_TYPE_\w+", term)
+    return m.group(0) if m else term
+
+
+def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH,
+                            known: set[str] | None = None) -> str:
     """Replace the OR-group of BOARD_TYPE symbols in ``<kind> <name>``'s ``depends on`` with ``terms``.
 
     The rest of the expression (``USE_AUDIO_PROCESSOR && (...)``) is kept. Entries upstream does not have
@@ -344,6 +350,8 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     wanted = [" ".join(t.split()) for t in terms]
     if sorted(present) == sorted(wanted):
         return text  # same boards: the hand layout and order stay
+    if known is not None and sorted(t for t in present if _term_symbol(t) in known) == sorted(wanted):
+        return text  # the rest name symbols no Kconfig defines (boards a fork removed): they read as n, same meaning
     # Boards already listed keep their place; new ones follow (in symbol order), gone ones leave.
     terms = [t for t in present if t in wanted] + [t for t in wanted if t not in present]
     one_line = "\\\n" not in text[start:end]
