@@ -20,11 +20,12 @@ from xzbuild.cli.main import main
 from xzbuild.model import load_boards
 
 # First-parent offsets from the pin (48142026, 2026-08-08) and their commit dates. 0-16: after upstream's
-# 2026-07-27 reorganisation (manufacturer dirs, BOARD_DIR chain, per-target defaults); 66-290: MANUFACTURER/BOARD_TYPE
-# or flat BOARD_TYPE chains with one plain `default`, font_puhui_*/twemoji names; 303: 2025-08-12, no fonts in the
+# 2026-07-27 reorganisation (manufacturer dirs, BOARD_DIR chain, per-target defaults); 66-264: MANUFACTURER/BOARD_TYPE
+# or flat BOARD_TYPE chains with one plain `default`, font_puhui_*/twemoji names (264: Kconfig entries with no chain
+# branch, which upstream kept and generate leaves); 303: 2025-08-12, no fonts in the
 # chain. Each takes a few seconds (import, check, two generates, three stand-in builds).
 OFFSETS = {0: "2026-08-08", 12: "2026-08-04", 16: "2026-07-28", 66: "2026-05-07", 110: "2026-03-15",
-           210: "2025-11-15", 290: "2025-08-23", 303: "2025-08-12"}
+           210: "2025-11-15", 264: "2025-09-17", 303: "2025-08-12"}
 
 GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
 

@@ -270,7 +270,8 @@ def _label_meaning(label: str, symbol: str) -> str:
     return migrate_label(label, symbol)
 
 
-def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: int, stop: int) -> str:
+def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: int, stop: int,
+                         orphans: frozenset[str] = frozenset()) -> str:
     """``text`` with the ``choice BOARD_TYPE`` body (lines ``start``..``stop`` offsets) merged with ``rows``."""
     from xzbuild.codegen.tables import TARGET_ORDER, stable_order
 
@@ -316,7 +317,12 @@ def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: 
 
     by_symbol = {e.symbol: e for e in entries}
     chunks: list[str] = []
+    kept = {e.symbol: e for e in entries if e.symbol in orphans and e.symbol not in {r.symbol for r in rows}}
     for row in stable_order(rows, [e.symbol for e in entries]):
+        # Orphan entries stay in front of the row that followed them in the tree.
+        for symbol in [s for s in kept if kept[s].first < by_symbol.get(row.symbol, kept[s]).first]:
+            chunks.append("".join(lines[kept[symbol].first:kept[symbol].stop]))
+            del kept[symbol]
         e = by_symbol.get(row.symbol)
         if e is not None and e.label is not None and (e.label == row.label or _label_meaning(e.label, e.symbol) == row.label) \
                 and (e.target is None or e.target == row.target):
@@ -324,6 +330,7 @@ def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: 
             continue
         depends = f"{body_indent}depends on IDF_TARGET_{row.target.upper()}\n" if with_depends else ""
         chunks.append(f"{head_indent}config {row.symbol}\n{body_indent}bool \"{kconfig_quote(row.label)}\"\n{depends}")
+    chunks += ["".join(lines[e.first:e.stop]) for e in kept.values()]
     # Defaults: per target when the tree has them so (or has none and entries name targets), else one plain default.
     wanted = {r.target: r.symbol for r in rows if r.target_default}
     default_text = None

@@ -317,7 +317,8 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     users = [(k.symbol, list(k.cmake_hooks), b.type) for b in board_set.boards for k in b.kconfig if k.cmake_hooks]
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
-        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order).encode("utf-8")
+        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order,
+                                                  _orphans(kconfig_order, rows, cmake)).encode("utf-8")
         cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH,
                              {r.symbol for r in rows})
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
@@ -327,6 +328,18 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
         plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows, cmake_order, kconfig_order).encode("utf-8")
         plan.files[OVERLAY_TABLES["components"]] = render_hooks(hooks).encode("utf-8")
     return plan
+
+
+def _orphans(recorded: list[str], rows: list[BoardTypeRow], cmake: str) -> frozenset[str]:
+    """Symbols the import recorded in the tree's choice that no board file describes and the tree's chain has no
+    branch for (they select no board directory): generate keeps their entries as the tree has them."""
+    from xzbuild.codegen.merge import find_chain
+
+    try:
+        chain = {b.symbol for b in find_chain(cmake, CMAKE_PATH).branches}
+    except UserError:
+        return frozenset()
+    return frozenset(recorded) - {r.symbol for r in rows} - chain
 
 
 def _stale_config_json(firmware: Path, known: set[str]) -> list[str]:

@@ -192,8 +192,11 @@ def _choice_block(text: str, path: str) -> tuple[int, int]:
 
 
 def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH,
-                   order: list[str] | None = None) -> str:
-    """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text."""
+                   order: list[str] | None = None, orphans: frozenset[str] = frozenset()) -> str:
+    """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text.
+
+    ``orphans``: choice entries the tree declares that select no board directory (no chain branch; upstream's own
+    dead entries, which the importer records but no board file describes): kept as they are."""
     start, _ = _choice_block(text, path)
 
     def unmarked_defaults(t: str) -> tuple[int, int]:
@@ -222,10 +225,10 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
         body_start, body_stop = _choice_block(text, path)
         _refuse_redefinitions(text[:body_start] + re.sub(r"[^\n]", " ", text[body_start:body_stop]) + text[body_stop:],
                               _KCONFIG_REDEFINE, "redefines a BOARD_TYPE symbol or default", path)
-        text = merge_kconfig_choice(text, rows, path, body_start, body_stop)
+        text = merge_kconfig_choice(text, rows, path, body_start, body_stop, orphans)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
-        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows})
+        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans)
     return text
 
 
