@@ -97,10 +97,10 @@ def _rows() -> list[BoardTypeRow]:
     ]
 
 
-def test_splice_kconfig_is_idempotent_and_marked() -> None:
+def test_splice_kconfig_is_idempotent_and_adds_no_markers() -> None:
     once = splice_kconfig(KCONFIG, _rows())
     assert splice_kconfig(once, _rows()) == once
-    assert "# BEGIN xzbuild board-types" in once and "# END xzbuild board-types" in once
+    assert "xzbuild" not in once  # the tree's own layout: no markers added (issue 37: no churn)
     assert readback.kconfig_entries(once) == [
         ("BOARD_TYPE_A", "Board 9", "IDF_TARGET_ESP32C3"),
         ("BOARD_TYPE_B", "Board 10", "IDF_TARGET_ESP32S3"),
@@ -108,7 +108,9 @@ def test_splice_kconfig_is_idempotent_and_marked() -> None:
     assert readback.kconfig_defaults(once) == {"IDF_TARGET_ESP32C3": "BOARD_TYPE_A", "IDF_TARGET_ESP32S3": "BOARD_TYPE_B"}
     assert readback.dependency_terms(once, "choice", "DISPLAY_OLED_TYPE") == {"(BOARD_TYPE_A && A_SUBCHOICE_OLED)"}
     assert readback.dependency_terms(once, "config", "USE_DEVICE_AEC") == {"BOARD_TYPE_B"}
-    assert "BOARD_TYPE_PLACEHOLDER" not in once
+    assert "config BOARD_TYPE_PLACEHOLDER" not in once and "default BOARD_TYPE_PLACEHOLDER" not in once
+    # A list naming only the removed symbol means n already: it is left as written (no churn).
+    assert readback.dependency_terms(once, "choice", "DISPLAY_STYLE") <= {"BOARD_TYPE_PLACEHOLDER"}
 
 
 def test_splice_cmake() -> None:
@@ -145,7 +147,9 @@ def test_dependency_list_edits_keep_order_and_layout(before: str, terms: list[st
 
 def test_unbalanced_markers_are_a_user_error() -> None:
     once = splice_cmake(CMAKE, _rows())
-    broken = once.replace("# END xzbuild board-table", "# removed")
+    assert "xzbuild" not in once  # an unmarked tree stays unmarked
+    start = once.index("if(CONFIG_BOARD_TYPE_A)")
+    broken = once[:start] + "# BEGIN xzbuild board-table: generated\n" + once[start:]
     with pytest.raises(UserError, match="END marker") as err:
         splice_cmake(broken, _rows(), "main/CMakeLists.txt")
     assert str(err.value).startswith("main/CMakeLists.txt:4: ")
@@ -214,3 +218,92 @@ def test_component_hooks_follow_board_fields() -> None:
     assert read_hooks(render_hooks(hooks)) == hooks
     # The type-keyed block goes once no board of that type needs its component.
     assert build_hooks(facts[:1], [("BOARD_TYPE_KIT", ["pmic"], "renamed")])[0] == Hook("CONFIG_BOARD_TYPE_KIT", ("pmic",))
+
+
+# Issue 37: a tree before upstream's 2026-07-27 reorganisation (shapes copied from upstream HEAD~40, 2026-07-15).
+OLD_KCONFIG = '''choice BOARD_TYPE
+    prompt "Board Type"
+    default BOARD_TYPE_B
+    help
+        Board type.
+
+    config BOARD_TYPE_B
+        bool "Old B (面包板)"
+        depends on IDF_TARGET_ESP32S3
+endchoice
+'''
+OLD_CMAKE = '''if(CONFIG_BOARD_TYPE_B)
+    set(BOARD_TYPE "b")
+    set(BUILTIN_TEXT_FONT font_puhui_basic_16_4)
+    # a comment upstream keeps
+elseif(CONFIG_BOARD_TYPE_R)
+    set(MANUFACTURER "rymcu")
+    set(BOARD_TYPE "r")
+endif()
+file(GLOB BOARD_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/boards/${MANUFACTURER}/${BOARD_TYPE}/*.cc)
+if(NOT BOARD_NAME)
+    set(BOARD_NAME ${BOARD_TYPE})
+endif()
+'''
+
+
+def _old_rows() -> list[BoardTypeRow]:
+    return [BoardTypeRow("BOARD_TYPE_B", "Old B (面包板)", "esp32s3", "b", text_font="font_noto_sans_basic_16_4",
+                         target_default=True, extra_cmake={"BOARD_NAME": '"b-name"'}),
+            BoardTypeRow("BOARD_TYPE_R", "R", "esp32s3", "rymcu/r")]
+
+
+def test_tree_without_per_target_defaults_is_merged_in_place() -> None:
+    """Before: 'cannot find the BOARD_TYPE default lines; is this a xiaozhi-esp32 checkout?'."""
+    rows = _old_rows()
+    assert splice_kconfig(OLD_KCONFIG, rows[:1]) == OLD_KCONFIG
+    new = BoardTypeRow("BOARD_TYPE_C", "Z Board", "esp32c3", "c")
+    out = splice_kconfig(OLD_KCONFIG, [rows[0], new])
+    assert out == OLD_KCONFIG.replace("endchoice", '    config BOARD_TYPE_C\n        bool "Z Board"\n'
+                                      "        depends on IDF_TARGET_ESP32C3\nendchoice")
+
+
+def test_board_type_chain_keeps_its_conventions_and_fallback() -> None:
+    """Before: the BOARD_NAME fallback was refused ('remove it'), a new branch got set(BOARD_DIR ...) in a tree that
+    globs boards/${BOARD_TYPE}, fonts got today's names and the comment inside the chain was dropped."""
+    cmake = OLD_CMAKE.replace('    set(BOARD_TYPE "b")\n', '    set(BOARD_TYPE "b")\n    set(BOARD_NAME "b-name")\n')
+    assert splice_cmake(cmake, _old_rows()) == cmake  # same meaning: every byte kept
+    new = BoardTypeRow("BOARD_TYPE_N", "Zeta N", "esp32s3", "acme/n", text_font="font_noto_sans_basic_20_4",
+                       emoji_collection="twemoji_64")
+    out = splice_cmake(cmake, [*_old_rows(), new])
+    assert out == cmake.replace("endif()\nfile", 'elseif(CONFIG_BOARD_TYPE_N)\n    set(MANUFACTURER "acme")\n'
+                                '    set(BOARD_TYPE "n")\n    set(BUILTIN_TEXT_FONT font_puhui_basic_20_4)\n'
+                                "    set(DEFAULT_EMOJI_COLLECTION twemoji_64)\nendif()\nfile", 1)
+
+
+def test_chain_override_after_the_chain_is_still_refused() -> None:
+    cmake = OLD_CMAKE + 'set(BOARD_NAME "x")\n'
+    with pytest.raises(UserError, match="sets a variable the board table sets") as err:
+        splice_cmake(cmake.replace('    set(BOARD_TYPE "b")\n', '    set(BOARD_TYPE "b")\n    set(BOARD_NAME "b-name")\n'),
+                     _old_rows())
+    assert str(err.value).startswith("main/CMakeLists.txt:14: ")
+
+
+def test_flat_board_type_tree_names_what_it_cannot_hold() -> None:
+    flat = OLD_CMAKE.replace('    set(MANUFACTURER "rymcu")\n', "").replace("${MANUFACTURER}/", "")
+    rows = [_old_rows()[0], BoardTypeRow("BOARD_TYPE_R", "R", "esp32s3", "r"),
+            BoardTypeRow("BOARD_TYPE_N", "N", "esp32s3", "acme/n")]
+    with pytest.raises(UserError, match=r"manufacturer directory.*boards/\$\{BOARD_TYPE\}") as err:
+        splice_cmake(flat, rows)
+    assert str(err.value).startswith("main/CMakeLists.txt:8: ")
+
+
+def test_fork_that_removed_boards_keeps_its_lists_and_hooks() -> None:
+    """A fork (mydazy/xiaozhi-esp32, 2026-06) deleted upstream's boards but kept their names in the dependency lists
+    and a hook keyed on one: symbols no Kconfig defines read as n, so the text means the same and stays (before: the
+    lists became `depends on n` and the hook and its comments were dropped)."""
+    from xzbuild.codegen.hooks import Hook, splice_hooks
+
+    text = "config USE_DEVICE_AEC\n    bool \"AEC\"\n    depends on BOARD_TYPE_GONE || BOARD_TYPE_B\n"
+    assert rewrite_dependency_list(text, "config", "USE_DEVICE_AEC", ["BOARD_TYPE_B"], known={"BOARD_TYPE_B"}) == text
+    cmake = ('set(MAIN_PRIV_REQUIRES_EXTRA "")\nif(CONFIG_BOARD_TYPE_GONE)\n    list(APPEND MAIN_PRIV_REQUIRES_EXTRA\n'
+             "        x\n    )\nendif()\nif(CONFIG_BOARD_TYPE_B)\n    # a comment the fork keeps\n"
+             "    list(APPEND MAIN_PRIV_REQUIRES_EXTRA\n        y\n    )\nendif()\n\nidf_component_register(SRCS a)\n")
+    assert splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("y",))], known={"BOARD_TYPE_B"}) == cmake
+    changed = splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("z",))], known={"BOARD_TYPE_B"})
+    assert "        z\n" in changed and "BOARD_TYPE_GONE" not in changed

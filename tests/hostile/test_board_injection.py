@@ -184,10 +184,16 @@ def generated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path,
     return tree, boards
 
 
+def _chain_end(text: str) -> str:
+    """The board chain's ``endif()`` line (generate adds no markers to a tree: the chain is found by its shape)."""
+    start = text.index("if(CONFIG_BOARD_TYPE_")
+    return text[start:text.index("\nendif()\n", start) + len("\nendif()\n")]
+
+
 def _second_region(firmware: Path) -> None:
     cmake = firmware / "main/CMakeLists.txt"
     text = cmake.read_text(encoding="utf-8")
-    end = "# END xzbuild board-table\n"
+    end = _chain_end(text)
     text = text.replace(end, end + "# BEGIN xzbuild board-table: extra\n# END xzbuild board-table\n"
                                    'set(BOARD_DIR "acme/lcd")\n', 1)
     cmake.write_text(text, encoding="utf-8")
@@ -196,7 +202,7 @@ def _second_region(firmware: Path) -> None:
 def _second_empty_region(firmware: Path) -> None:
     cmake = firmware / "main/CMakeLists.txt"
     text = cmake.read_text(encoding="utf-8")
-    end = "# END xzbuild board-table\n"
+    end = _chain_end(text)
     cmake.write_text(text.replace(end, end + "# BEGIN xzbuild board-table: extra\n# END xzbuild board-table\n", 1),
                      encoding="utf-8")
 

@@ -312,6 +312,8 @@ def cmake_argument(value: str) -> str:
     when the board's branch reaches its extra lines), an unquoted word as written."""
     if value.startswith('"'):
         return re.sub(r"\$\{(\w+)\}", lambda m: DIR if m.group(1) == "BOARD_DIR" else "", value[1:-1])
+    if re.fullmatch(r"\$\{\w+\}", value):  # one unquoted reference: the variable's value
+        return DIR if value == "${BOARD_DIR}" else ""
     return value
 
 

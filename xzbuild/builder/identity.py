@@ -114,8 +114,14 @@ def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allo
     try:
         plan = build_plan(board_set, firmware, sorted({job.board for job in checked}))
     except UserError as exc:
+        # generate cannot write this tree (the message names the file:line); --allow-drift builds the tree as it is
+        # and records why it could not be compared.
+        where = f"{exc.location}: " if exc.location else ""
         for job in checked:
-            result.refused[job.full_name] = Refusal(job.full_name, "drift", f"{job.full_name}: {exc.message}")
+            if allow_drift:
+                result.drift[job.full_name] = [f"{where}{exc.message}"]
+            else:
+                result.refused[job.full_name] = Refusal(job.full_name, "drift", f"{job.full_name}: {where}{exc.message}")
         return result
     drifted = [d.path for d in writer.find_drift(plan.files, firmware)]
     for job in checked:

@@ -76,7 +76,7 @@ def render_hooks(hooks: list[Hook]) -> str:
     return render("cmake_board_components.j2", hooks=hooks)
 
 
-def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt") -> str:
+def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt", known: set[str] | None = None) -> str:
     """Regenerate the hook blocks between ``set(MAIN_PRIV_REQUIRES_EXTRA "")`` and ``idf_component_register``."""
 
     def unmarked(t: str) -> tuple[int, int]:
@@ -90,7 +90,31 @@ def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt"
 
     if "MAIN_PRIV_REQUIRES_EXTRA" not in text and not hooks:
         return text  # a tree without the hook mechanism and nothing to add
-    return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)
+    from xzbuild.codegen.tables import marked_regions
+
+    if marked_regions(text, "board-components", path):
+        return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)
+    # An unmarked tree keeps its own hook text while it means the same hooks; otherwise the blocks between the two
+    # anchors are rewritten (no markers added: the anchors find them again).
+    start, stop = unmarked(text)
+    if sorted(map(hook_key, read_hooks(text[start:stop]))) == sorted(map(hook_key, hooks)):
+        return text
+    if known is not None and _live(read_hooks(text[start:stop]), known) == _live(hooks, known):
+        return text  # the other blocks are keyed on symbols no Kconfig defines (boards a fork removed): never taken
+    return text[:start] + render_hooks(hooks) + text[stop:]
+
+
+def _live(hooks: Iterable[Hook], known: set[str]) -> list[tuple[tuple[str, ...], str, tuple[str, ...]]]:
+    """Hook identities with the board symbols no Kconfig defines removed, and blocks keyed only on such symbols
+    (a plain OR of them, which CMake reads as false) dropped."""
+    out = []
+    for hook in hooks:
+        symbols, rest, components = hook_key(hook)
+        live = tuple(s for s in symbols if s.removeprefix("CONFIG_") in known)
+        if symbols and not live and not rest:
+            continue
+        out.append((live, rest, components))
+    return sorted(out)
 
 
 def read_hooks(text: str) -> list[Hook]:

@@ -7,13 +7,17 @@ firmware's current files (for splicing the two tables and keeping a config.json'
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
+from xzbuild.codegen.merge import c_meaning
 from xzbuild.codegen.render import render, template_exists
 from xzbuild.codegen.tables import (
     CMAKE_PATH,
@@ -176,6 +180,80 @@ def archetype_source_text(board: Board) -> str:
     return render(template, class_name=class_name(board.dir), archetype=board.sources, source=_board_file(board))
 
 
+def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: set[str]) -> object:
+    """A config.json as the importer reads it: ``type`` defaults to the board directory (trees before the ``type``
+    key), and each build's lines go through the importer's carry-over (release names made valid with the old name
+    in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped, the board
+    symbol the tree's release script picked made explicit where the board has several). Two files
+    with the same reading import to the same board."""
+    from xzbuild.importer.migrate import (
+        _redundant_sdkconfig,
+        _variant_names,
+        _wake_word_lines,
+        pin_tree_symbol,
+        tree_symbol_rule,
+    )
+    from xzbuild.importer.sources import sdkconfig_layer
+
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("builds"), list):
+        return obj
+    obj = dict(obj)
+    if "type" not in obj and board.type in (board.dir.rsplit("/", 1)[-1], board.dir.replace("/", "-")):
+        obj["type"] = board.type  # the tree's CMake took the type from the directory
+    variants = []
+    for build in obj.pop("builds"):
+        if not isinstance(build, dict) or not isinstance(build.get("name"), str):
+            return obj
+        sdk: dict[str, str] = {}
+        other: list[str] = []
+        for line in build.get("sdkconfig_append") or []:
+            m = re.fullmatch(r"CONFIG_(\w+)=(.*)", str(line).strip())
+            if m:
+                sdk[m.group(1)] = m.group(2)
+            else:
+                other.append(str(line))
+        variants.append({**{k: v for k, v in build.items() if k != "sdkconfig_append"}, "sdkconfig": sdk,
+                         "unprefixed": other})
+    data: dict[str, Any] = {"target": obj.get("target"), "variants": variants}
+    defaults: dict[str, str] = {}
+    if firmware is not None:
+        defaults = {**sdkconfig_layer(firmware / "sdkconfig.defaults"),
+                    **sdkconfig_layer(firmware / f"sdkconfig.defaults.{obj.get('target')}")}
+    for step in (_variant_names, _redundant_sdkconfig, _wake_word_lines):
+        step(data, defaults)
+    rule = tree_symbol_rule(_read(firmware, "scripts/release.py") or "") if firmware is not None else None
+    if len(board.kconfig) > 1 and rule is not None and isinstance(data["target"], str):
+        pin_tree_symbol(data["variants"], data["target"], [(k.symbol, k.target) for k in board.kconfig], known, rule)
+    for variant in data["variants"]:
+        variant["sdkconfig"] = sorted(variant["sdkconfig"].items())
+    obj["builds"] = data["variants"]
+    return obj
+
+
+def _keep_same(text: str, existing: str | None, meaning: Callable[[str], object]) -> bytes:
+    """The tree's own bytes when they mean what ``text`` means (same tokens, comments and values; only whitespace,
+    comment spelling or the generated banner differ), else ``text``: regenerating an unchanged tree changes nothing."""
+    if existing is not None and existing != text:
+        old = meaning(existing)
+        if old is not None and old == meaning(text):
+            return existing.encode("utf-8")
+    return text.encode("utf-8")
+
+
+def _read_raw(root: Path | None, rel: str) -> str | None:
+    """A file's text exactly as stored (no newline translation), or None."""
+    if root is None:
+        return None
+    try:
+        return (root / rel).read_bytes().decode("utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+
+
 def _read(root: Path | None, rel: str) -> str | None:
     if root is None:
         return None
@@ -206,15 +284,19 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     """All generated files for ``board_set`` (restricted to boards ``only``; the tables are always included)."""
     plan = Plan()
     boards = board_set.boards if not only else _select(board_set, only)
+    known = {k.symbol for b in board_set.boards for k in b.kconfig}
     for board in boards:
         base = f"{BOARDS_DIR}/{board.dir}"
         if board.has_config_json:
             rel = f"{base}/config.json"
             text, kept = config_json_text(board, _read(firmware, rel))
-            plan.files[rel] = text.encode("utf-8")
+            plan.files[rel] = _keep_same(text, _read_raw(firmware, rel),
+                                         functools.partial(_config_json_meaning, board=board, firmware=firmware,
+                                                           known=known))
             if kept:
                 plan.kept_layouts.append(rel)
-        plan.files[f"{base}/config.h"] = config_h_text(board).encode("utf-8")
+        plan.files[f"{base}/config.h"] = _keep_same(config_h_text(board), _read_raw(firmware, f"{base}/config.h"),
+                                                    c_meaning)
         if board.sources == "custom":
             if firmware is not None:
                 plan.custom_sources[board.dir] = _check_custom_sources(board, firmware / base)
@@ -235,8 +317,10 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     users = [(k.symbol, list(k.cmake_hooks), b.type) for b in board_set.boards for k in b.kconfig if k.cmake_hooks]
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
-        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order).encode("utf-8")
-        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH)
+        plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order,
+                                                  _orphans(kconfig_order, rows, cmake)).encode("utf-8")
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH,
+                             {r.symbol for r in rows})
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
         kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows, kconfig_order)
@@ -244,6 +328,18 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
         plan.files[OVERLAY_TABLES["cmake"]] = render_cmake_table(rows, cmake_order, kconfig_order).encode("utf-8")
         plan.files[OVERLAY_TABLES["components"]] = render_hooks(hooks).encode("utf-8")
     return plan
+
+
+def _orphans(recorded: list[str], rows: list[BoardTypeRow], cmake: str) -> frozenset[str]:
+    """Symbols the import recorded in the tree's choice that no board file describes and the tree's chain has no
+    branch for (they select no board directory): generate keeps their entries as the tree has them."""
+    from xzbuild.codegen.merge import find_chain
+
+    try:
+        chain = {b.symbol for b in find_chain(cmake, CMAKE_PATH).branches}
+    except UserError:
+        return frozenset()
+    return frozenset(recorded) - {r.symbol for r in rows} - chain
 
 
 def _stale_config_json(firmware: Path, known: set[str]) -> list[str]:

@@ -192,8 +192,11 @@ def _choice_block(text: str, path: str) -> tuple[int, int]:
 
 
 def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH,
-                   order: list[str] | None = None) -> str:
-    """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text."""
+                   order: list[str] | None = None, orphans: frozenset[str] = frozenset()) -> str:
+    """Regenerate the BOARD_TYPE defaults, the entries and the board dependency lists in Kconfig text.
+
+    ``orphans``: choice entries the tree declares that select no board directory (no chain branch; upstream's own
+    dead entries, which the importer records but no board file describes): kept as they are."""
     start, _ = _choice_block(text, path)
 
     def unmarked_defaults(t: str) -> tuple[int, int]:
@@ -207,14 +210,25 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
             raise UserError("'choice BOARD_TYPE' has no config entries", Location(path))
         return first.start(), e
 
-    _refuse_redefinitions(_outside(text, (("board-type-defaults", unmarked_defaults),
-                                          ("board-types", unmarked_entries)), path),
-                          _KCONFIG_REDEFINE, "redefines a BOARD_TYPE symbol or default", path)
-    text = _replace_region(text, "board-type-defaults", render_kconfig_defaults(rows), "    ", unmarked_defaults, path)
-    text = _replace_region(text, "board-types", render_kconfig_entries(rows, order), "    ", unmarked_entries, path)
+    if marked_regions(text, "board-types", path) or marked_regions(text, "board-type-defaults", path):
+        # A tree generate once marked: the regions are generate's own and are rendered whole.
+        _refuse_redefinitions(_outside(text, (("board-type-defaults", unmarked_defaults),
+                                              ("board-types", unmarked_entries)), path),
+                              _KCONFIG_REDEFINE, "redefines a BOARD_TYPE symbol or default", path)
+        text = _replace_region(text, "board-type-defaults", render_kconfig_defaults(rows), "    ", unmarked_defaults,
+                               path)
+        text = _replace_region(text, "board-types", render_kconfig_entries(rows, order), "    ", unmarked_entries, path)
+    else:
+        # A tree as upstream or a fork writes it: merged entry by entry in its own layout (codegen.merge).
+        from xzbuild.codegen.merge import merge_kconfig_choice
+
+        body_start, body_stop = _choice_block(text, path)
+        _refuse_redefinitions(text[:body_start] + re.sub(r"[^\n]", " ", text[body_start:body_stop]) + text[body_stop:],
+                              _KCONFIG_REDEFINE, "redefines a BOARD_TYPE symbol or default", path)
+        text = merge_kconfig_choice(text, rows, path, body_start, body_stop, orphans)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
-        text = rewrite_dependency_list(text, kind, name, terms, path)
+        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans)
     return text
 
 
@@ -231,15 +245,45 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, or
             raise UserError("the board chain has no endif()", Location(path))
         return m.start(), end.end()
 
+    from xzbuild.codegen.merge import merge_cmake_chain
+
     body = render_cmake_table(rows, order, kconfig_order)
+    marked = bool(marked_regions(text, "board-table", path))
+    merged = None if marked else merge_cmake_chain(text, rows, path, kconfig_order or [])
     # Defaults before the table are fine (each branch overrides them); after it, a set() wins over every board.
     defined = sorted({"BOARD_DIR", *re.findall(r"^[ \t]*set\((\w+)", body, re.M)})
-    redefine = re.compile(rf"^[ \t]*(?:(?:set|unset|option)[ \t]*\([ \t]*|list[ \t]*\([ \t]*\w+[ \t]+)"
-                          rf"(?:{'|'.join(defined)})\b.*$", re.M)
-    first_end = (marked_regions(text, "board-table", path) or [unmarked(text)])[0][1]
-    _refuse_redefinitions(_outside(text, (("board-table", unmarked),), path), redefine,
-                          "sets a variable the board table sets", path, first_end)
-    return _replace_region(text, "board-table", body, "", unmarked, path)
+    if marked:
+        first_end = marked_regions(text, "board-table", path)[0][1]
+        _refuse_redefinitions(_outside(text, (("board-table", unmarked),), path), _redefine_rx(defined),
+                              "sets a variable the board table sets", path, first_end)
+        return _replace_region(text, "board-table", body, "", unmarked, path)
+    assert merged is not None
+    _refuse_cmake_redefinitions(merged, defined, path)
+    return merged
+
+
+def _redefine_rx(defined: list[str]) -> re.Pattern[str]:
+    return re.compile(rf"^[ \t]*(?:(?:set|unset|option)[ \t]*\([ \t]*|list[ \t]*\([ \t]*\w+[ \t]+)"
+                      rf"(?:{'|'.join(defined)})\b.*$", re.M)
+
+
+def _refuse_cmake_redefinitions(text: str, defined: list[str], path: str) -> None:
+    """After the chain, a statement that sets a chain variable overrides every board: refuse it at its line, unless
+    it is a fallback inside ``if(NOT VAR)`` (upstream's ``set(BOARD_NAME ${BOARD_TYPE})``), which no branch's value
+    reaches."""
+    from xzbuild.codegen.merge import chain_redefinitions_start, is_fallback
+    from xzbuild.core.cmake import read as read_cmake
+
+    start_line = text.count("\n", 0, chain_redefinitions_start(text, path)) + 1
+    for s in read_cmake(text).statements:
+        if s.line <= start_line or s.word not in ("set", "unset", "option", "list") or not s.command.args:
+            continue
+        values = s.command.values
+        var = values[1] if s.word == "list" and len(values) > 1 else values[0]
+        if var in defined and not is_fallback(s, var):
+            line = text.splitlines()[s.line - 1].strip()
+            raise UserError(f"'{line}' sets a variable the board table sets outside the generated region; remove it "
+                            "(the board files are the only source of the board tables)", Location(path, s.line))
 
 
 # --- dependency lists ----------------------------------------------------------------------------------
@@ -289,7 +333,13 @@ def _depends_statement(text: str, kind: str, name: str) -> tuple[int, int, str, 
     return None
 
 
-def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH) -> str:
+def _term_symbol(term: str) -> str:
+    m = re.search(r"BOARD_TYPE_\w+", term)
+    return m.group(0) if m else term
+
+
+def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH,
+                            known: set[str] | None = None) -> str:
     """Replace the OR-group of BOARD_TYPE symbols in ``<kind> <name>``'s ``depends on`` with ``terms``.
 
     The rest of the expression (``USE_AUDIO_PROCESSOR && (...)``) is kept. Entries upstream does not have
@@ -303,6 +353,8 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     wanted = [" ".join(t.split()) for t in terms]
     if sorted(present) == sorted(wanted):
         return text  # same boards: the hand layout and order stay
+    if known is not None and sorted(t for t in present if _term_symbol(t) in known) == sorted(wanted):
+        return text  # the rest name symbols no Kconfig defines (boards a fork removed): they read as n, same meaning
     # Boards already listed keep their place; new ones follow (in symbol order), gone ones leave.
     terms = [t for t in present if t in wanted] + [t for t in wanted if t not in present]
     one_line = "\\\n" not in text[start:end]

@@ -32,6 +32,8 @@ _C_PARAMS = re.compile(r"\([ \t]*(?:[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-
 _HEADER = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
 _C_INCLUDE = re.compile(rf"(<{_HEADER}>|\"(?:\.\./){{0,2}}{_HEADER}\")([ \t].*)?", re.S)
 _CMAKE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+/:=@%,*-]+")
+# One unquoted variable reference, as upstream's 2025 chain wrote ``set(LVGL_TEXT_FONT ${FONT_PUHUI_BASIC_20_4})``.
+_CMAKE_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 _CMAKE_QUOTED = re.compile(r"\"(?:[^\"\\$]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\"")
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
@@ -221,7 +223,7 @@ def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
 
 
 def _cmake_arg(text: str) -> str | None:
-    if _CMAKE_UNQUOTED.fullmatch(text):
+    if _CMAKE_UNQUOTED.fullmatch(text) or _CMAKE_REFERENCE.fullmatch(text):
         return None
     if _CMAKE_QUOTED.fullmatch(text):
         return text_problem(text)
@@ -289,7 +291,7 @@ KINDS: dict[str, tuple[Callable[[str], str | None], str]] = {
     "cmake_word": (_pattern(_CMAKE_UNQUOTED), "a CMake word: letters, digits and _ . + / : = @ % , * - (no spaces, "
                                               "quotes, parentheses, '$', ';' or '\\')"),
     "cmake_variable": (_pattern(_C_IDENT), "a CMake variable name ([A-Za-z_][A-Za-z0-9_]*)"),
-    "cmake_arg": (_cmake_arg, "a CMake argument: letters, digits and _ . + / : = @ % , * - unquoted, or a "
+    "cmake_arg": (_cmake_arg, "a CMake argument: letters, digits and _ . + / : = @ % , * - unquoted, one ${NAME}, or a "
                               "\"quoted\" string whose only '$' are ${NAME} references (no '\\', no line break)"),
     "sdkconfig_key": (_kconfig_symbol, "a Kconfig key without CONFIG_ (letters, digits, '_'; not 'y' or 'n')"),
     "sdkconfig_value": (_sdk_value, "y, n, a decimal or 0x hex number, a \"quoted string\" (\\\" and \\\\ "
