@@ -123,6 +123,30 @@ def parse_kv_file(path: Path) -> dict[str, str]:
     return out
 
 
+def expand_matrix(axes: dict[str, list[Any]], include: list[dict[str, Any]],
+                  exclude: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The legs of a matrix, by GitHub's documented rules ("Using a matrix for your jobs"): the product of the
+    variables in the order written (the first variable varies slowest); `exclude` first, a partial match being
+    enough; then each `include` entry is added to every original combination none of whose original values it
+    would overwrite (values an earlier include added may be overwritten); an entry that can be added to no
+    original combination becomes a combination of its own. Combinations made by include are never extended by a
+    later include: with no variables (an include-only matrix) every entry is its own leg."""
+    originals = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())] \
+        if axes else []
+    originals = [o for o in originals if not any(all(o.get(k) == v for k, v in ex.items()) for ex in exclude)]
+    legs = [dict(o) for o in originals]
+    extra: list[dict[str, Any]] = []
+    for inc in include:
+        added = False
+        for original, leg in zip(originals, legs, strict=True):
+            if all(original[k] == v for k, v in inc.items() if k in original):
+                leg.update(inc)
+                added = True
+        if not added:
+            extra.append(dict(inc))
+    return legs + extra
+
+
 class WorkflowRun:
     def __init__(self, opts: Options) -> None:
         self.opts = opts
@@ -325,18 +349,9 @@ class WorkflowRun:
         for k, v in axes.items():
             if isinstance(v, str):
                 axes[k] = evaluate_value(v, ev)
-        legs: list[dict[str, Any]] = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())] \
-            if axes else []
-        for ex in matrix.get("exclude") or []:
-            legs = [leg for leg in legs if not all(leg.get(k) == v for k, v in ex.items())]
-        for inc in matrix.get("include") or []:
-            merged = False
-            for leg in legs:
-                if all(leg.get(k) == v for k, v in inc.items() if k in axes):
-                    leg.update(inc)
-                    merged = True
-            if not merged:
-                legs.append(dict(inc))
+            if not isinstance(axes[k], list):
+                raise RunError(f"job {name}: matrix variable {k!r} is not a list ({to_str(axes[k])[:80]})")
+        legs = expand_matrix(axes, matrix.get("include") or [], matrix.get("exclude") or [])
         if not legs:
             raise RunError(f"job {name}: the matrix has no legs (GitHub fails such a job)")
         if len(legs) > 256:
