@@ -160,6 +160,7 @@ class WorkflowRun:
         self.standin_log = self.run_dir / "idf-standin.jsonl"
         self.results: dict[str, JobResult] = {}
         self.statuses: dict[str, str] = {}
+        self.legs: dict[str, list[dict[str, Any]]] = {}  # job -> the matrix of each leg it ran, in order
         self.checkouts: list[dict[str, str]] = []
         self.store = standins.Stores(opts.work, opts.run_id, opts.firmware_bundle)
 
@@ -298,6 +299,53 @@ class WorkflowRun:
         return 0 if all(s in ("success", "skipped") for s in self.statuses.values()) and \
             any(s == "success" for s in self.statuses.values()) else 1
 
+    def plan(self, outputs: dict[str, dict[str, str]]) -> dict[str, Any]:
+        """What a run would do, without running a step: whether the event triggers the workflow, and per job (in
+        ``needs`` order) its ``if:`` decision and legs (interpolated name, matrix values). Every job that runs is
+        taken to succeed; its outputs are ``outputs[job]`` (a declared output not given is empty, as when its step
+        never wrote it). This is what tests/workflows/test_act.py compares with nektos/act's."""
+        if not self.triggered():
+            return {"workflow": self.doc.get("name", self.opts.workflow.name), "triggered": False, "jobs": []}
+        jobs: list[dict[str, Any]] = []
+        for name in self.order():
+            job = self.doc["jobs"][name]
+            declared = {k: "" for k in (job.get("outputs") or {})}
+            unknown = set(outputs.get(name, {})) - set(declared)
+            if unknown:
+                raise RunError(f"--job-outputs: job {name} declares no outputs {sorted(unknown)}")
+            ev, run_it = self._job_condition(name)
+            entry: dict[str, Any] = {"id": name, "if": run_it, "legs": []}
+            if run_it:
+                for matrix in self._legs_filled(name, job, ev):
+                    leg_ev = ev if matrix is None else Evaluator({**ev.contexts, "matrix": Strict("matrix", matrix)},
+                                                                 ev.functions)
+                    entry["legs"].append({"name": interpolate(str(job.get("name", name)), leg_ev),
+                                          "matrix": matrix or {}})
+            self.statuses[name] = "success" if run_it else "skipped"
+            self.results[name] = JobResult(self.statuses[name], {**declared, **outputs.get(name, {})}
+                                           if run_it else {})
+            jobs.append(entry)
+        return {"workflow": self.doc.get("name", self.opts.workflow.name), "triggered": True, "jobs": jobs}
+
+    def _job_condition(self, name: str) -> tuple[Evaluator, bool]:
+        """The job's contexts and its ``if:`` decision (GitHub's implicit ``success()`` when none is written)."""
+        job = self.doc["jobs"][name]
+        needs = self.needs_context(name)
+        ctx = self.base_contexts(name)
+        ctx["needs"] = Strict("needs", needs)
+        needs_ok = all(n["result"] == "success" for n in needs.values())
+        status_fns = {"success": lambda: needs_ok, "failure": lambda: any(n["result"] == "failure"
+                                                                          for n in needs.values()),
+                      "always": lambda: True, "cancelled": lambda: False}
+        ev = Evaluator(ctx, status_fns)
+        cond = job.get("if")
+        return ev, (condition(str(cond), ev) if cond is not None else needs_ok)
+
+    def _legs_filled(self, name: str, job: dict[str, Any], ev: Evaluator) -> list[dict[str, Any] | None]:
+        legs = self.matrix_legs(name, job, ev)
+        keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
+        return [None if m is None else {**dict.fromkeys(keys), **m} for m in legs]
+
     def needs_context(self, name: str) -> dict[str, Any]:
         return {n: {"result": self.statuses[n], "outputs": dict(self.results[n].outputs)}
                 for n in self.needs_of(name)}
@@ -305,28 +353,18 @@ class WorkflowRun:
     def run_job(self, name: str, wf_env: dict[str, str]) -> None:
         job = self.doc["jobs"][name]
         needs = self.needs_context(name)
-        ctx = self.base_contexts(name)
-        ctx["needs"] = Strict("needs", needs)
-        ctx["env"] = dict(wf_env)
-        needs_ok = all(n["result"] == "success" for n in needs.values())
-        status_fns = {"success": lambda: needs_ok, "failure": lambda: any(n["result"] == "failure"
-                                                                          for n in needs.values()),
-                      "always": lambda: True, "cancelled": lambda: False}
-        ev = Evaluator(ctx, status_fns)
-        cond = job.get("if")
-        run_it = condition(str(cond), ev) if cond is not None else needs_ok
+        ev, run_it = self._job_condition(name)
         if not run_it:
             self.statuses[name] = "skipped"
             self.results[name] = JobResult("skipped")
             print(f"== job {name}: skipped", file=self.opts.log)
             return
-        legs = self.matrix_legs(name, job, ev)
-        keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
         overall = JobResult()
         statuses = []
-        for index, matrix in enumerate(legs):
-            leg = None if matrix is None else {**dict.fromkeys(keys), **matrix}
-            res = self.run_leg(name if matrix is None else f"{name}-{index}", job, wf_env, needs, leg)
+        legs = self._legs_filled(name, job, ev)
+        self.legs[name] = [leg or {} for leg in legs]
+        for index, leg in enumerate(legs):
+            res = self.run_leg(name if leg is None else f"{name}-{index}", job, wf_env, needs, leg)
             statuses.append(res.status)
             overall.outputs.update({k: v for k, v in res.outputs.items() if v != ""})
         overall.status = "success" if all(s == "success" for s in statuses) else "failure"
