@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             "head_ref": event.head_ref, "conclusion": "success" if code == 0 else "failure",
             "head_repository": {"full_name": pr["head"]["repo"]["full_name"]} if pr else {},
             "pull_requests": [] if (pr is None or event.fork) else [{"number": pr["number"]}],
-            "jobs": run.statuses, "legs": run.legs, "checkouts": run.checkouts, "built": run.built(),
+            "jobs": run.statuses, "legs": run.legs,
+            "outputs": {job: res.outputs for job, res in run.results.items()}, "checkouts": run.checkouts, "built": run.built(),
             "seconds": round(time.monotonic() - started, 1),
             "cpu_seconds": round(sum(os.times()[:4]), 1)}  # the runner and every step it ran
     (run.run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")

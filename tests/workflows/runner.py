@@ -160,7 +160,7 @@ class WorkflowRun:
         self.standin_log = self.run_dir / "idf-standin.jsonl"
         self.results: dict[str, JobResult] = {}
         self.statuses: dict[str, str] = {}
-        self.legs: dict[str, list[dict[str, Any]]] = {}  # job -> the matrix of each leg it ran, in order
+        self.legs: dict[str, list[dict[str, Any]]] = {}  # job -> each leg it ran, in order: name, matrix
         self.checkouts: list[dict[str, str]] = []
         self.store = standins.Stores(opts.work, opts.run_id, opts.firmware_bundle)
 
@@ -316,11 +316,7 @@ class WorkflowRun:
             ev, run_it = self._job_condition(name)
             entry: dict[str, Any] = {"id": name, "if": run_it, "legs": []}
             if run_it:
-                for matrix in self._legs_filled(name, job, ev):
-                    leg_ev = ev if matrix is None else Evaluator({**ev.contexts, "matrix": Strict("matrix", matrix)},
-                                                                 ev.functions)
-                    entry["legs"].append({"name": interpolate(str(job.get("name", name)), leg_ev),
-                                          "matrix": matrix or {}})
+                entry["legs"] = [self._leg_entry(name, job, ev, matrix) for matrix in self._legs_filled(name, job, ev)]
             self.statuses[name] = "success" if run_it else "skipped"
             self.results[name] = JobResult(self.statuses[name], {**declared, **outputs.get(name, {})}
                                            if run_it else {})
@@ -340,6 +336,13 @@ class WorkflowRun:
         ev = Evaluator(ctx, status_fns)
         cond = job.get("if")
         return ev, (condition(str(cond), ev) if cond is not None else needs_ok)
+
+    @staticmethod
+    def _leg_entry(name: str, job: dict[str, Any], ev: Evaluator, matrix: dict[str, Any] | None) -> dict[str, Any]:
+        """A leg as plans and run.json list it: the job's name interpolated with the leg's matrix, the values."""
+        leg_ev = ev if matrix is None else Evaluator({**ev.contexts, "matrix": Strict("matrix", matrix)},
+                                                     ev.functions)
+        return {"name": interpolate(str(job.get("name", name)), leg_ev), "matrix": matrix or {}}
 
     def _legs_filled(self, name: str, job: dict[str, Any], ev: Evaluator) -> list[dict[str, Any] | None]:
         legs = self.matrix_legs(name, job, ev)
@@ -362,7 +365,7 @@ class WorkflowRun:
         overall = JobResult()
         statuses = []
         legs = self._legs_filled(name, job, ev)
-        self.legs[name] = [leg or {} for leg in legs]
+        self.legs[name] = [self._leg_entry(name, job, ev, leg) for leg in legs]
         for index, leg in enumerate(legs):
             res = self.run_leg(name if leg is None else f"{name}-{index}", job, wf_env, needs, leg)
             statuses.append(res.status)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflows.conftest import REPO, Run
+from tests.workflows.conftest import BOARD_PR_FILE, REPO, Run
 
 LISTING = REPO.parent / "shared" / "fixtures" / "upstream" / "list-boards-idf-6.0.2.json"
 # The session fixture runs six workflow events (two at a time); under load that exceeds the default timeout.
@@ -65,8 +65,13 @@ def test_second_push_with_no_change_builds_nothing(workflow_runs: dict[str, Run]
 def test_board_file_pr_builds_exactly_that_boards_variants(workflow_runs: dict[str, Run]) -> None:
     run = workflow_runs["pr_board"]
     _ok(run)
-    want = sorted(v["full_name"] for v in _listing() if v["board"] == "alientek/atk-dnesp32s3")
-    assert run.summary["built"] == want
+    board = BOARD_PR_FILE.removeprefix("boards/").removesuffix(".yaml")
+    want = sorted(v["full_name"] for v in _listing() if v["board"] == board)
+    assert len(want) >= 2  # the upstream listing's variants of the board the pull request edits
+    legs = run.meta()["legs"]["build"]
+    spread = [set(leg["matrix"]["variants"].split()) & set(want) for leg in legs]
+    assert len([s for s in spread if s]) >= 2, legs  # spread over two or more legs of the include-only matrix ...
+    assert run.summary["built"] == want  # ... and every leg ran: all of the board's variants were built
     assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
     summary = Path(run.summary["summary"]).read_text()
     assert re.search(r"^\|.*\|$", summary, re.M), summary  # a markdown table ...
@@ -143,3 +148,23 @@ def test_second_tag_compares_sizes_with_the_previous_release(tmp_path: Path) -> 
     assert second.summary["built"] == sorted(names)
     summary = Path(second.summary["summary"]).read_text()
     assert re.search(r"^\|.*\|$", summary, re.M) and all(f"`{n}`" in summary for n in names), summary
+
+
+@pytest.mark.parametrize("event", ["push1", "push2", "tag", "pr_board", "pr_pin", "pr_comment"])
+def test_what_ran_is_what_act_plans(workflow_runs: dict[str, Run], event: str, tmp_path: Path) -> None:
+    """The jobs each real run ran or skipped and the legs it ran (names, matrix values) are the ones nektos/act
+    plans for the same event payload and the job outputs the run's own jobs produced (tests/workflows/test_act.py
+    says how act is run)."""
+    from tests.workflows.test_act import _act_plan, _differences
+
+    run = workflow_runs[event]
+    meta = run.meta()
+    plan = {"workflow": meta["workflow"], "event_name": meta["event"],
+            "event": json.loads((run.run_dir / "event.json").read_text())}
+    theirs, log = _act_plan(tmp_path, REPO / ".github" / "workflows" / meta["file"], plan, meta["outputs"], [])
+    ours = {job: {"if": status != "skipped",
+                  "legs": [{"name": leg["name"], "matrix": {k: v for k, v in leg["matrix"].items() if v is not None}}
+                           for leg in meta["legs"].get(job, [])]}
+            for job, status in meta["jobs"].items()}
+    assert theirs, log[-3000:]
+    assert _differences(ours, theirs) == []
