@@ -5,8 +5,9 @@ apart, a pull request that builds and one whose selection is empty, a ``workflow
 and after a push run), the runner's plan (``python -m tests.workflows WF --event E --plan``: which jobs run by
 their ``if:``, and each job's legs with their interpolated names and matrix values) must equal what act decides
 for the same event payload and the same job outputs. Nothing in the expectation comes from the runner: act
-evaluates the triggers, ``needs``, ``if:`` (with GitHub's implicit ``success()``), ``fromJSON`` matrices
-from job outputs, include/exclude and the job names itself.
+evaluates ``needs``, ``if:`` (with GitHub's implicit ``success()``), ``fromJSON`` matrices from job outputs,
+include/exclude and the job names itself. (Trigger filters -- branches, tags, paths -- are not judged here: each
+case is an event the workflow's ``on:`` accepts, which the runner must agree with.)
 
 How act is run (docs/ci.md): without Docker, in host mode (``-P ubuntu-latest=-self-hosted``). act 0.2.89's
 ``--dryrun`` still executes ``run:`` steps in host mode, so act gets a copy of each workflow whose steps are one
@@ -15,7 +16,8 @@ and whose ``outputs:`` are the literal values both sides are fed -- the outputs 
 matrix github``, run here exactly as the workflows' ``prepare`` steps run it) writes to ``$GITHUB_OUTPUT``.
 act's own spellings are normalised: the ``WORKFLOW/`` prefix and padding of its job names, and the ``-N`` it
 appends to the name of leg N of a job with more than one leg (which also gives the leg order: act runs legs in
-parallel); ``-v``, because act logs a job skipped by its ``if:`` at debug level only. A key a leg lacks is null on the runner's side (GitHub's rule) and absent on act's: both read as absent.
+parallel). ``-v``, because act logs a job skipped by its ``if:`` at debug level only. A key a leg lacks is null
+on the runner's side (GitHub's rule) and absent on act's: both read as absent.
 """
 
 from __future__ import annotations
