@@ -168,3 +168,46 @@ def test_what_ran_is_what_act_plans(workflow_runs: dict[str, Run], event: str, t
             for job, status in meta["jobs"].items()}
     assert theirs, log[-3000:]
     assert _differences(ours, theirs) == []
+
+
+def test_comment_job_run_by_act_posts_what_the_runner_posted(workflow_runs: dict[str, Run], tmp_path: Path) -> None:
+    """The one job act can run as written here (no `container:`, no `uses:`): pr-comment.yml's `comment`, in act's
+    host mode, for the same workflow_run payload, with the same `gh` stand-in (tests/workflows/bin/gh) over a copy
+    of the runner's gh state and run store. Its outcome and the comment it posts must be the runner's."""
+    import shutil
+    import subprocess
+
+    from tests.workflows.test_act import _act
+
+    run = workflow_runs["pr_comment"]
+    meta = run.meta()
+    state = tmp_path / "gh"
+    shutil.copytree(run.workdir / "gh", state)
+    (state / "comments.jsonl").unlink()  # what act's run posts, alone
+    scratch = tmp_path / "repo"
+    (scratch / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(REPO / ".github" / "workflows" / "pr-comment.yml", scratch / ".github" / "workflows")
+    (scratch / "home").mkdir()
+    event = scratch / "event.json"
+    event.write_text((run.run_dir / "event.json").read_text())
+    env = {"PATH": f"{REPO / 'tests' / 'workflows' / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(scratch / "home"),
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+    for cmd in (["init", "-q", "-b", "main"], ["remote", "add", "origin", "https://github.com/xzbuild-demo/xzbuild.git"],
+                ["add", "-A"], ["commit", "-q", "-m", "pr-comment.yml"]):
+        subprocess.run(["git", *cmd], cwd=scratch, env=env, check=True, capture_output=True)
+    perms = json.dumps({"actions": "read", "pull-requests": "write"})  # the job's `permissions:`, as written
+    proc = subprocess.run([_act(), "workflow_run", "-W", str(scratch / ".github" / "workflows" / "pr-comment.yml"),
+                           "-e", str(event), "-P", "ubuntu-latest=-self-hosted", "--json", "--no-cache-server",
+                           "-s", "GITHUB_TOKEN=ghs_act_token", "--env", f"XZ_WF_GH_STATE={state}",
+                           "--env", f"XZ_WF_RUNS={run.workdir / 'runs'}", "--env", f"XZ_WF_PERMISSIONS={perms}",
+                           "--env", f"XZ_WF_RUN_ID={meta['id']}"],
+                          cwd=scratch, env=env, capture_output=True, text=True, check=False, timeout=300)
+    log = proc.stdout + proc.stderr
+    results = [json.loads(line)["jobResult"] for line in log.splitlines()
+               if line.startswith("{") and "jobResult" in json.loads(line)]
+    assert proc.returncode == 0 and results == ["success"], log[-4000:]
+    assert meta["jobs"] == {"comment": "success"}
+    ours = [json.loads(line) for line in (run.workdir / "gh" / "comments.jsonl").read_text().splitlines()]
+    theirs = [json.loads(line) for line in (state / "comments.jsonl").read_text().splitlines()]
+    assert [(c["pr"], c["body"]) for c in theirs] == [(c["pr"], c["body"]) for c in ours]
