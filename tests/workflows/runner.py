@@ -367,7 +367,8 @@ class WorkflowRun:
         legs = self._legs_filled(name, job, ev)
         self.legs[name] = [self._leg_entry(name, job, ev, leg) for leg in legs]
         for index, leg in enumerate(legs):
-            res = self.run_leg(name if leg is None else f"{name}-{index}", job, wf_env, needs, leg)
+            res = self.run_leg(name if leg is None else f"{name}-{index}", job, wf_env, needs, leg,
+                               (index, len(legs)))
             statuses.append(res.status)
             overall.outputs.update({k: v for k, v in res.outputs.items() if v != ""})
         overall.status = "success" if all(s == "success" for s in statuses) else "failure"
@@ -400,7 +401,7 @@ class WorkflowRun:
         return list(legs)
 
     def run_leg(self, leg_id: str, job: dict[str, Any], wf_env: dict[str, str], needs: dict[str, Any],
-                matrix: dict[str, Any] | None) -> JobResult:
+                matrix: dict[str, Any] | None, position: tuple[int, int] = (0, 1)) -> JobResult:
         opts = self.opts
         name = leg_id if matrix is None else leg_id.rsplit("-", 1)[0]
         root = self.run_dir / "jobs" / leg_id
@@ -414,8 +415,11 @@ class WorkflowRun:
         ctx["github"]["event_path"] = str(self.event_path)
         ctx["runner"]["temp"] = str(temp)
         ctx["needs"] = Strict("needs", needs)
-        ctx["strategy"] = Strict("strategy", {"fail-fast": True, "job-index": 0, "job-total": 1,
-                                              "max-parallel": 1})
+        strategy = job.get("strategy") or {}
+        # GitHub: job-index is the zero-based index of this job in the matrix, job-total the number of its jobs
+        ctx["strategy"] = Strict("strategy", {"fail-fast": strategy.get("fail-fast", True), "job-index": position[0],
+                                              "job-total": position[1],
+                                              "max-parallel": strategy.get("max-parallel", position[1])})
         if matrix is not None:
             ctx["matrix"] = Strict("matrix", matrix)
         ctx["env"] = dict(wf_env)
