@@ -1,10 +1,13 @@
 """python -m tests.workflows WORKFLOW --event EVENT [--changed PATH]... [--firmware-from REV] [--firmware-to REV]
 [--input KEY=VALUE]... [--workdir DIR] [--tag NAME] [--fork] [--allow-deploy ENV=REF_PATTERN]... [--shim CMD=RUN]...
+[--plan [--job-outputs FILE]]
 
 Runs .github/workflows/WORKFLOW for one event with the stand-ins of docs/ci.md. The job logs go to stderr; the
 last line on stdout is a JSON summary {"jobs": {name: status}, "built": [full names], "summary": path}. Exit 0
 only when every job that ran succeeded (and at least one ran); 1 when a job failed; 2 when the workflow or the
-command line asks for something the runner does not know.
+command line asks for something the runner does not know. With --plan nothing runs: stdout is one JSON object,
+{"workflow", "triggered", "event": payload, "jobs": [{"id", "if": bool, "legs": [{"name", "matrix"}]}]}, every job
+that runs taken to succeed with the outputs --job-outputs gives ({job: {output: value}}; others empty).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="ENV=REF_PATTERN: a deployment rule of environment ENV beside the default branch")
     p.add_argument("--shim", action="append", default=[],
                    help="CMD=COMMAND: run steps see CMD as COMMAND (recorded in WORKDIR/shims.log); for tests")
+    p.add_argument("--plan", action="store_true", help="print the jobs, if: decisions and matrix legs; run nothing")
+    p.add_argument("--job-outputs", type=Path, help="with --plan: JSON {job: {output: value}} the jobs produce")
     a = p.parse_args(argv)
     started = time.monotonic()
     try:
@@ -96,6 +101,19 @@ def main(argv: list[str] | None = None) -> int:
         opts = Options(workflow=wf_path, event=event, work=work, run_id=run_id, inputs=dict(_pairs(a.input, "--input")),
                        allow_deploy=allow, shims=dict(_pairs(a.shim, "--shim")))
         run = WorkflowRun(opts)
+        if a.plan:
+            given = {}
+            if a.job_outputs is not None:
+                try:
+                    given = json.loads(a.job_outputs.read_text(encoding="utf-8"))
+                except (OSError, json.JSONDecodeError) as exc:
+                    raise EventError(f"--job-outputs {a.job_outputs}: {exc}") from None
+                if not isinstance(given, dict) or not all(
+                        isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in given.values()):
+                    raise EventError(f"--job-outputs {a.job_outputs}: expected {{job: {{output: string}}}}")
+            plan = run.plan(given)
+            print(json.dumps({**plan, "event_name": event.name, "event": event.payload}, sort_keys=True))
+            return 0
         code = run.run()
     except (EventError, RunError, StandinError, ExprError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -106,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             "head_ref": event.head_ref, "conclusion": "success" if code == 0 else "failure",
             "head_repository": {"full_name": pr["head"]["repo"]["full_name"]} if pr else {},
             "pull_requests": [] if (pr is None or event.fork) else [{"number": pr["number"]}],
-            "jobs": run.statuses, "checkouts": run.checkouts, "built": run.built(),
+            "jobs": run.statuses, "legs": run.legs,
+            "outputs": {job: res.outputs for job, res in run.results.items()}, "checkouts": run.checkouts, "built": run.built(),
             "seconds": round(time.monotonic() - started, 1),
             "cpu_seconds": round(sum(os.times()[:4]), 1)}  # the runner and every step it ran
     (run.run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# The board file the fork's pull request edits: a board with two variants in two compile classes, which
+# `matrix github --shards 8` puts in two legs, so the test sees every leg of an include-only matrix run.
+BOARD_PR_FILE = "boards/lilygo/t-cameraplus-s3.yaml"
 
 
 @dataclass
@@ -55,7 +58,8 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
 
     Two chains run side by side (2 cores). Release chain on main: push, push again (no change), tag. Pull-request
     chain: the firmware-pin pull request (``PIN~3`` → ``PIN``, upstream's own ids); then, once the first push has
-    left a release build on main, a pull request from a fork editing one board file (in a copy of main's state, as GitHub's own would be) and the
+    left a release build on main, a pull request from a fork editing one two-variant board file (in a copy of
+    main's state, as GitHub's own would be) and the
     `workflow_run` job that comments its size table.
     """
     import shutil
@@ -89,7 +93,7 @@ def workflow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         runs["pr_pin"] = run_workflow(pin_dir, "pr.yml", "--event", "pull_request", "--firmware-from", f"{pin()}~3")
         pushed.wait()
         runs["pr_board"] = run_workflow(pr_dir, "pr.yml", "--event", "pull_request", "--fork",
-                                        "--changed", "boards/alientek/atk-dnesp32s3.yaml")
+                                        "--changed", BOARD_PR_FILE)
         runs["pr_comment"] = run_workflow(pr_dir, "pr-comment.yml", "--event", "workflow_run")
 
     with ThreadPoolExecutor(max_workers=2) as pool:

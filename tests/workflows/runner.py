@@ -122,6 +122,30 @@ def parse_kv_file(path: Path) -> dict[str, str]:
     return out
 
 
+def expand_matrix(axes: dict[str, list[Any]], include: list[dict[str, Any]],
+                  exclude: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The legs of a matrix, by GitHub's documented rules ("Using a matrix for your jobs"): the product of the
+    variables in the order written (the first variable varies slowest); `exclude` first, a partial match being
+    enough; then each `include` entry is added to every original combination none of whose original values it
+    would overwrite (values an earlier include added may be overwritten); an entry that can be added to no
+    original combination becomes a combination of its own. Combinations made by include are never extended by a
+    later include: with no variables (an include-only matrix) every entry is its own leg."""
+    originals = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())] \
+        if axes else []
+    originals = [o for o in originals if not any(all(o.get(k) == v for k, v in ex.items()) for ex in exclude)]
+    legs = [dict(o) for o in originals]
+    extra: list[dict[str, Any]] = []
+    for inc in include:
+        added = False
+        for original, leg in zip(originals, legs, strict=True):
+            if all(original[k] == v for k, v in inc.items() if k in original):
+                leg.update(inc)
+                added = True
+        if not added:
+            extra.append(dict(inc))
+    return legs + extra
+
+
 class WorkflowRun:
     def __init__(self, opts: Options) -> None:
         self.opts = opts
@@ -135,6 +159,7 @@ class WorkflowRun:
         self.standin_log = self.run_dir / "idf-standin.jsonl"
         self.results: dict[str, JobResult] = {}
         self.statuses: dict[str, str] = {}
+        self.legs: dict[str, list[dict[str, Any]]] = {}  # job -> each leg it ran, in order: name, matrix
         self.checkouts: list[dict[str, str]] = []
         self.store = standins.Stores(opts.work, opts.run_id)
 
@@ -273,6 +298,56 @@ class WorkflowRun:
         return 0 if all(s in ("success", "skipped") for s in self.statuses.values()) and \
             any(s == "success" for s in self.statuses.values()) else 1
 
+    def plan(self, outputs: dict[str, dict[str, str]]) -> dict[str, Any]:
+        """What a run would do, without running a step: whether the event triggers the workflow, and per job (in
+        ``needs`` order) its ``if:`` decision and legs (interpolated name, matrix values). Every job that runs is
+        taken to succeed; its outputs are ``outputs[job]`` (a declared output not given is empty, as when its step
+        never wrote it). This is what tests/workflows/test_act.py compares with nektos/act's."""
+        if not self.triggered():
+            return {"workflow": self.doc.get("name", self.opts.workflow.name), "triggered": False, "jobs": []}
+        jobs: list[dict[str, Any]] = []
+        for name in self.order():
+            job = self.doc["jobs"][name]
+            declared = {k: "" for k in (job.get("outputs") or {})}
+            unknown = set(outputs.get(name, {})) - set(declared)
+            if unknown:
+                raise RunError(f"--job-outputs: job {name} declares no outputs {sorted(unknown)}")
+            ev, run_it = self._job_condition(name)
+            entry: dict[str, Any] = {"id": name, "if": run_it, "legs": []}
+            if run_it:
+                entry["legs"] = [self._leg_entry(name, job, ev, matrix) for matrix in self._legs_filled(name, job, ev)]
+            self.statuses[name] = "success" if run_it else "skipped"
+            self.results[name] = JobResult(self.statuses[name], {**declared, **outputs.get(name, {})}
+                                           if run_it else {})
+            jobs.append(entry)
+        return {"workflow": self.doc.get("name", self.opts.workflow.name), "triggered": True, "jobs": jobs}
+
+    def _job_condition(self, name: str) -> tuple[Evaluator, bool]:
+        """The job's contexts and its ``if:`` decision (GitHub's implicit ``success()`` when none is written)."""
+        job = self.doc["jobs"][name]
+        needs = self.needs_context(name)
+        ctx = self.base_contexts(name)
+        ctx["needs"] = Strict("needs", needs)
+        needs_ok = all(n["result"] == "success" for n in needs.values())
+        status_fns = {"success": lambda: needs_ok, "failure": lambda: any(n["result"] == "failure"
+                                                                          for n in needs.values()),
+                      "always": lambda: True, "cancelled": lambda: False}
+        ev = Evaluator(ctx, status_fns)
+        cond = job.get("if")
+        return ev, (condition(str(cond), ev) if cond is not None else needs_ok)
+
+    @staticmethod
+    def _leg_entry(name: str, job: dict[str, Any], ev: Evaluator, matrix: dict[str, Any] | None) -> dict[str, Any]:
+        """A leg as plans and run.json list it: the job's name interpolated with the leg's matrix, the values."""
+        leg_ev = ev if matrix is None else Evaluator({**ev.contexts, "matrix": Strict("matrix", matrix)},
+                                                     ev.functions)
+        return {"name": interpolate(str(job.get("name", name)), leg_ev), "matrix": matrix or {}}
+
+    def _legs_filled(self, name: str, job: dict[str, Any], ev: Evaluator) -> list[dict[str, Any] | None]:
+        legs = self.matrix_legs(name, job, ev)
+        keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
+        return [None if m is None else {**dict.fromkeys(keys), **m} for m in legs]
+
     def needs_context(self, name: str) -> dict[str, Any]:
         return {n: {"result": self.statuses[n], "outputs": dict(self.results[n].outputs)}
                 for n in self.needs_of(name)}
@@ -280,28 +355,19 @@ class WorkflowRun:
     def run_job(self, name: str, wf_env: dict[str, str]) -> None:
         job = self.doc["jobs"][name]
         needs = self.needs_context(name)
-        ctx = self.base_contexts(name)
-        ctx["needs"] = Strict("needs", needs)
-        ctx["env"] = dict(wf_env)
-        needs_ok = all(n["result"] == "success" for n in needs.values())
-        status_fns = {"success": lambda: needs_ok, "failure": lambda: any(n["result"] == "failure"
-                                                                          for n in needs.values()),
-                      "always": lambda: True, "cancelled": lambda: False}
-        ev = Evaluator(ctx, status_fns)
-        cond = job.get("if")
-        run_it = condition(str(cond), ev) if cond is not None else needs_ok
+        ev, run_it = self._job_condition(name)
         if not run_it:
             self.statuses[name] = "skipped"
             self.results[name] = JobResult("skipped")
             print(f"== job {name}: skipped", file=self.opts.log)
             return
-        legs = self.matrix_legs(name, job, ev)
-        keys = {k for leg in legs if leg for k in leg}  # GitHub: a key another leg has is null in this one
         overall = JobResult()
         statuses = []
-        for index, matrix in enumerate(legs):
-            leg = None if matrix is None else {**dict.fromkeys(keys), **matrix}
-            res = self.run_leg(name if matrix is None else f"{name}-{index}", job, wf_env, needs, leg)
+        legs = self._legs_filled(name, job, ev)
+        self.legs[name] = [self._leg_entry(name, job, ev, leg) for leg in legs]
+        for index, leg in enumerate(legs):
+            res = self.run_leg(name if leg is None else f"{name}-{index}", job, wf_env, needs, leg,
+                               (index, len(legs)))
             statuses.append(res.status)
             overall.outputs.update({k: v for k, v in res.outputs.items() if v != ""})
         overall.status = "success" if all(s == "success" for s in statuses) else "failure"
@@ -324,18 +390,9 @@ class WorkflowRun:
         for k, v in axes.items():
             if isinstance(v, str):
                 axes[k] = evaluate_value(v, ev)
-        legs: list[dict[str, Any]] = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())] \
-            if axes else []
-        for ex in matrix.get("exclude") or []:
-            legs = [leg for leg in legs if not all(leg.get(k) == v for k, v in ex.items())]
-        for inc in matrix.get("include") or []:
-            merged = False
-            for leg in legs:
-                if all(leg.get(k) == v for k, v in inc.items() if k in axes):
-                    leg.update(inc)
-                    merged = True
-            if not merged:
-                legs.append(dict(inc))
+            if not isinstance(axes[k], list):
+                raise RunError(f"job {name}: matrix variable {k!r} is not a list ({to_str(axes[k])[:80]})")
+        legs = expand_matrix(axes, matrix.get("include") or [], matrix.get("exclude") or [])
         if not legs:
             raise RunError(f"job {name}: the matrix has no legs (GitHub fails such a job)")
         if len(legs) > 256:
@@ -343,7 +400,7 @@ class WorkflowRun:
         return list(legs)
 
     def run_leg(self, leg_id: str, job: dict[str, Any], wf_env: dict[str, str], needs: dict[str, Any],
-                matrix: dict[str, Any] | None) -> JobResult:
+                matrix: dict[str, Any] | None, position: tuple[int, int] = (0, 1)) -> JobResult:
         opts = self.opts
         name = leg_id if matrix is None else leg_id.rsplit("-", 1)[0]
         root = self.run_dir / "jobs" / leg_id
@@ -357,8 +414,11 @@ class WorkflowRun:
         ctx["github"]["event_path"] = str(self.event_path)
         ctx["runner"]["temp"] = str(temp)
         ctx["needs"] = Strict("needs", needs)
-        ctx["strategy"] = Strict("strategy", {"fail-fast": True, "job-index": 0, "job-total": 1,
-                                              "max-parallel": 1})
+        strategy = job.get("strategy") or {}
+        # GitHub: job-index is the zero-based index of this job in the matrix, job-total the number of its jobs
+        ctx["strategy"] = Strict("strategy", {"fail-fast": strategy.get("fail-fast", True), "job-index": position[0],
+                                              "job-total": position[1],
+                                              "max-parallel": strategy.get("max-parallel", position[1])})
         if matrix is not None:
             ctx["matrix"] = Strict("matrix", matrix)
         ctx["env"] = dict(wf_env)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflows.conftest import REPO, Run
+from tests.workflows.conftest import BOARD_PR_FILE, REPO, Run
 
 LISTING = REPO.parent / "shared" / "fixtures" / "upstream" / "list-boards-idf-6.0.2.json"
 # The session fixture runs six workflow events (two at a time); under load that exceeds the default timeout.
@@ -67,8 +67,13 @@ def test_second_push_with_no_change_builds_nothing(workflow_runs: dict[str, Run]
 def test_board_file_pr_builds_exactly_that_boards_variants(workflow_runs: dict[str, Run]) -> None:
     run = workflow_runs["pr_board"]
     _ok(run)
-    want = sorted(v["full_name"] for v in _listing() if v["board"] == "alientek/atk-dnesp32s3")
-    assert run.summary["built"] == want
+    board = BOARD_PR_FILE.removeprefix("boards/").removesuffix(".yaml")
+    want = sorted(v["full_name"] for v in _listing() if v["board"] == board)
+    assert len(want) >= 2  # the upstream listing's variants of the board the pull request edits
+    legs = run.meta()["legs"]["build"]
+    spread = [set(leg["matrix"]["variants"].split()) & set(want) for leg in legs]
+    assert len([s for s in spread if s]) >= 2, legs  # spread over two or more legs of the include-only matrix ...
+    assert run.summary["built"] == want  # ... and every leg ran: all of the board's variants were built
     assert {c["sha"] for c in _firmware_checkouts(run)} == {_pin()}
     summary = Path(run.summary["summary"]).read_text()
     assert re.search(r"^\|.*\|$", summary, re.M), summary  # a markdown table ...
@@ -202,3 +207,66 @@ def test_second_tag_compares_sizes_with_the_previous_release(tmp_path: Path) -> 
     assert second.summary["built"] == sorted(names)
     summary = Path(second.summary["summary"]).read_text()
     assert re.search(r"^\|.*\|$", summary, re.M) and all(f"`{n}`" in summary for n in names), summary
+
+
+@pytest.mark.parametrize("event", ["push1", "push2", "tag", "pr_board", "pr_pin", "pr_comment"])
+def test_what_ran_is_what_act_plans(workflow_runs: dict[str, Run], event: str, tmp_path: Path) -> None:
+    """The jobs each real run ran or skipped and the legs it ran (names, matrix values) are the ones nektos/act
+    plans for the same event payload and the job outputs the run's own jobs produced (tests/workflows/test_act.py
+    says how act is run)."""
+    from tests.workflows.test_act import _act_plan, _differences
+
+    run = workflow_runs[event]
+    meta = run.meta()
+    plan = {"workflow": meta["workflow"], "event_name": meta["event"],
+            "event": json.loads((run.run_dir / "event.json").read_text())}
+    theirs, log = _act_plan(tmp_path, REPO / ".github" / "workflows" / meta["file"], plan, meta["outputs"], [])
+    ours = {job: {"if": status != "skipped",
+                  "legs": [{"name": leg["name"], "matrix": {k: v for k, v in leg["matrix"].items() if v is not None}}
+                           for leg in meta["legs"].get(job, [])]}
+            for job, status in meta["jobs"].items()}
+    assert theirs, log[-3000:]
+    assert _differences(ours, theirs) == []
+
+
+def test_comment_job_run_by_act_posts_what_the_runner_posted(workflow_runs: dict[str, Run], tmp_path: Path) -> None:
+    """The one job act can run as written here (no `container:`, no `uses:`): pr-comment.yml's `comment`, in act's
+    host mode, for the same workflow_run payload, with the same `gh` stand-in (tests/workflows/bin/gh) over a copy
+    of the runner's gh state and run store. Its outcome and the comment it posts must be the runner's."""
+    import shutil
+    import subprocess
+
+    from tests.workflows.test_act import _act
+
+    run = workflow_runs["pr_comment"]
+    meta = run.meta()
+    state = tmp_path / "gh"
+    shutil.copytree(run.workdir / "gh", state)
+    (state / "comments.jsonl").unlink()  # what act's run posts, alone
+    scratch = tmp_path / "repo"
+    (scratch / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(REPO / ".github" / "workflows" / "pr-comment.yml", scratch / ".github" / "workflows")
+    (scratch / "home").mkdir()
+    event = scratch / "event.json"
+    event.write_text((run.run_dir / "event.json").read_text())
+    env = {"PATH": f"{REPO / 'tests' / 'workflows' / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(scratch / "home"),
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+    for cmd in (["init", "-q", "-b", "main"], ["remote", "add", "origin", "https://github.com/xzbuild-demo/xzbuild.git"],
+                ["add", "-A"], ["commit", "-q", "-m", "pr-comment.yml"]):
+        subprocess.run(["git", *cmd], cwd=scratch, env=env, check=True, capture_output=True)
+    perms = json.dumps({"actions": "read", "pull-requests": "write"})  # the job's `permissions:`, as written
+    proc = subprocess.run([_act(), "workflow_run", "-W", str(scratch / ".github" / "workflows" / "pr-comment.yml"),
+                           "-e", str(event), "-P", "ubuntu-latest=-self-hosted", "--json", "--no-cache-server",
+                           "-s", "GITHUB_TOKEN=ghs_act_token", "--env", f"XZ_WF_GH_STATE={state}",
+                           "--env", f"XZ_WF_RUNS={run.workdir / 'runs'}", "--env", f"XZ_WF_PERMISSIONS={perms}",
+                           "--env", f"XZ_WF_RUN_ID={meta['id']}"],
+                          cwd=scratch, env=env, capture_output=True, text=True, check=False, timeout=300)
+    log = proc.stdout + proc.stderr
+    results = [json.loads(line)["jobResult"] for line in log.splitlines()
+               if line.startswith("{") and "jobResult" in json.loads(line)]
+    assert proc.returncode == 0 and results == ["success"], log[-4000:]
+    assert meta["jobs"] == {"comment": "success"}
+    ours = [json.loads(line) for line in (run.workdir / "gh" / "comments.jsonl").read_text().splitlines()]
+    theirs = [json.loads(line) for line in (state / "comments.jsonl").read_text().splitlines()]
+    assert [(c["pr"], c["body"]) for c in theirs] == [(c["pr"], c["body"]) for c in ours]

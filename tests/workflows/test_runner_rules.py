@@ -111,6 +111,35 @@ jobs:
     assert run.log.index("== job gen") < run.log.index("== job last")
 
 
+def test_include_only_matrix_from_job_outputs_runs_every_entry(tmp_path: Path) -> None:
+    """The form `xzbuild matrix github` writes. GitHub ("Using a matrix for your jobs"): with no matrix variables
+    every include entry runs as its own job; nothing is merged into the first. Contexts reference: the strategy
+    context's job-index and job-total."""
+    wf = _scratch(tmp_path, """name: w
+on: push
+permissions: {}
+jobs:
+  gen:
+    runs-on: ubuntu-latest
+    outputs:
+      m: ${{ steps.s.outputs.m }}
+    steps:
+      - id: s
+        run: echo 'm={"include":[{"job":"a","n":1},{"job":"b","n":2},{"job":"c"}]}' >> "$GITHUB_OUTPUT"
+  use:
+    needs: gen
+    runs-on: ubuntu-latest
+    strategy:
+      matrix: ${{ fromJSON(needs.gen.outputs.m) }}
+    steps:
+      - run: echo "leg ${{ matrix.job }}:${{ matrix.n }}:${{ strategy.job-index }}/${{ strategy.job-total }}"
+""")
+    run = run_workflow(tmp_path / "work", str(wf), "--event", "push")
+    assert run.code == 0, run.log
+    # strategy.job-index: "the zero-based index of the current job in the matrix"; job-total: the number of jobs
+    assert re.findall(r"^leg (\S+)$", run.log, re.M) == ["a:1:0/3", "b:2:1/3", "c::2/3"]
+
+
 def test_gh_needs_the_permission_the_job_grants(tmp_path: Path) -> None:
     """GitHub: a job's `permissions:` replaces the workflow's; commenting on a pull request needs
     pull-requests: write, which a token limited to contents: read lacks."""
