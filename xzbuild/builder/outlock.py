@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from xzbuild.core.errors import UserError
 
@@ -52,11 +53,7 @@ def out_lock(out: Path, *, wait: bool = True, on_wait: Callable[[str], None] | N
                     on_wait(f"waiting for {out}: it is being written by {holder}")
                     told = True
                 time.sleep(poll)
-        fh.seek(0)
-        fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                             "command": " ".join(["xzbuild", *sys.argv[1:]])[:300]}))
-        fh.flush()
+        _record_holder(fh)
         try:
             yield
         finally:
@@ -64,6 +61,15 @@ def out_lock(out: Path, *, wait: bool = True, on_wait: Callable[[str], None] | N
             fh.truncate()
             fh.flush()
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _record_holder(fh: IO[str]) -> None:
+    """Write who holds the lock (pid, host, command) into the locked file, for the next run's message."""
+    fh.seek(0)
+    fh.truncate()
+    fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                         "command": " ".join(["xzbuild", *sys.argv[1:]])[:300]}))
+    fh.flush()
 
 
 @contextlib.contextmanager
@@ -84,11 +90,7 @@ def tree_lock(tree: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UserError(f"{tree}: the tree is locked by {_holder(fh)}; wait for that run to finish") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                             "command": " ".join(["xzbuild", *sys.argv[1:]])[:300]}))
-        fh.flush()
+        _record_holder(fh)
         try:
             yield
         finally:
