@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
+
+# Every numeric option has bounds: 0 or a negative size would switch a limit off, nan/inf are no duration.
+_BYTES = (1024, 16 * 1024 * 1024)  # a device's largest frame or body is a few KiB (an MCP reply, an OTA check)
+_IDLE = (1.0, 86400.0)
+
+
+class _Bounded(click.ParamType):
+    """A finite number within [lo, hi], the bound named in every refusal (click's FloatRange lets nan through)."""
+
+    def __init__(self, lo: float, hi: float, unit: str, integer: bool) -> None:
+        self.lo, self.hi, self.unit, self.integer = lo, hi, unit, integer
+        self.name = unit
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number: float = value
+        else:
+            try:
+                number = int(str(value), 10) if self.integer else float(str(value))
+            except ValueError:
+                number = math.nan
+        if not math.isfinite(number) or not self.lo <= number <= self.hi:
+            self.fail(f"{value!r} is not a {'whole ' if self.integer else ''}number of {self.unit} in the range "
+                      f"{self.lo:.15g}<=x<={self.hi:.15g}", param, ctx)
+        return int(number) if self.integer else float(number)
 
 
 @click.command("server")
@@ -22,9 +48,12 @@ import click
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="PEM certificate.")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="PEM private key.")
 @click.option("--tls-self-signed", is_flag=True, help="Serve https/wss with a generated self-signed certificate.")
-@click.option("--idle-timeout", type=float, default=300.0, show_default=True, help="Close silent WebSockets (s).")
-@click.option("--max-frame", type=int, default=64 * 1024, show_default=True, help="Largest WebSocket frame (bytes).")
-@click.option("--max-body", type=int, default=64 * 1024, show_default=True, help="Largest HTTP body (bytes).")
+@click.option("--idle-timeout", type=_Bounded(*_IDLE, "seconds", integer=False), default=300.0, show_default=True,
+              help=f"Close silent WebSockets (s, {_IDLE[0]:g} to {_IDLE[1]:g}).")
+@click.option("--max-frame", type=_Bounded(*_BYTES, "bytes", integer=True), default=64 * 1024, show_default=True,
+              help=f"Largest WebSocket frame (bytes, {_BYTES[0]} to {_BYTES[1]}).")
+@click.option("--max-body", type=_Bounded(*_BYTES, "bytes", integer=True), default=64 * 1024, show_default=True,
+              help=f"Largest HTTP body (bytes, {_BYTES[0]} to {_BYTES[1]}).")
 @click.option("--transport", type=click.Choice(["websocket", "mqtt", "both"]), default=None,
               help="OTA reply for devices without their own scenario entry: websocket, mqtt (MQTT + UDP), or both "
                    "sections (the firmware then picks MQTT). Default: the scenario's, else websocket.")

@@ -176,7 +176,7 @@ def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) ->
                 path = part.get("path") if isinstance(part, dict) else None
                 where = Location(str(release.dist / manifest.path))
                 problem = link_problem(path) if isinstance(path, str) else "is not a string"
-                rel = (base / path).as_posix() if problem is None else ""
+                rel = (base / path).as_posix() if problem is None and isinstance(path, str) else ""
                 own = {entry.path for entry in variant.files}
                 if problem is None and not rel.startswith(f"{variant.full_name}/") and rel not in own:
                     problem = f"is not a file of variant {variant.full_name} (it names {rel})"
