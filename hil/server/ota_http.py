@@ -110,18 +110,22 @@ async def handle_ota(ctx: ServerContext, request: web.Request) -> web.Response:
         if ctx.release is not None:
             app = (info or {}).get("application")
             version = app.get("version") if isinstance(app, dict) else None
+            # the device as its check identifies it: its MAC and the Client-Id UUID it keeps in NVS (spec 2.1); a
+            # client that knows only the MAC is another device here and cannot touch this one's rollback state
+            holder = f"{device_id}|{request.headers.get('Client-Id', '')}"
             if isinstance(version, str):
-                rolled = ctx.release.note_check(device_id, version)
+                rolled = ctx.release.note_check(holder, version)
                 if rolled:
                     conn.problem(rolled, kind="rollback")
             # the newest image for this BOARD_NAME (User-Agent), chip, chip revision and next OTA slot size
-            img, why = ctx.release.choose(device_id, request.headers.get("User-Agent", ""), info)
+            img, why = ctx.release.choose(holder, request.headers.get("User-Agent", ""), info)
             conn.record("event", "event", "release", version=version if isinstance(version, str) else None,
                         offered=img.version if img is not None else None,
                         full_name=img.full_name if img is not None else None, not_offered="; ".join(why) or None)
             if img is not None:
                 offer = {"version": img.version,
-                         "url": f"{ctx.http_scheme}://{request.host}/fw/{img.file_name}?device={device_id}"}
+                         "url": f"{ctx.http_scheme}://{request.host}/fw/{img.file_name}"
+                                f"?ticket={ctx.release.issue_ticket(holder, device_id, img)}"}
         status, text, obj = build_ota_reply(ctx, prof, device_id, request.host, info, mqtt, offer)
         conn.record("tx", "http", "ota", status=status, size=len(text.encode()), json_obj=obj,
                     body=text if obj is None else None, preset=prof.ota)
@@ -208,11 +212,15 @@ def resolve_firmware(directory: Path | None, name: str) -> Path | None:
 
 async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.StreamResponse:
     """``GET /fw/<file>``: serve a firmware image with Content-Length, only from the firmware directory."""
-    device_id = request.query.get("device", "").lower() or _device_id(request)
+    name = request.match_info.get("name", "")
+    # only a ticket the device's own check was given counts as that device's download (rollback detection);
+    # a ``?device=`` or a guessed ticket is served the file like anyone else and changes nothing
+    ticket = ctx.release.ticket(request.query.get("ticket", ""), name) if ctx.release is not None else None
+    # (``?device=`` still names whose transcript records the download, as the scenario's firmware URLs carry it)
+    device_id = ticket[1] if ticket is not None else request.query.get("device", "").lower() or _device_id(request)
     await ctx.recorder.wait_for_writer()
     conn = ctx.recorder.open_connection(device_id, "http")
     try:
-        name = request.match_info.get("name", "")
         img = ctx.release.by_file.get(name) if ctx.release is not None else None
         path = img.path if img is not None else resolve_firmware(ctx.firmware_dir, name)
         conn.record("rx", "http", "firmware", method=request.method, path=request.path, size=0, name=name)
@@ -220,17 +228,15 @@ async def handle_firmware(ctx: ServerContext, request: web.Request) -> web.Strea
             conn.error(f"firmware {name!r} not served: not a plain file in the firmware directory")
             conn.record("tx", "http", "firmware", status=404, size=0)
             raise web.HTTPNotFound(text="not found")
-        data = await _read(path)
-        if img is not None:
-            ctx.release.note_fetch(device_id, img)
-        conn.record("tx", "http", "firmware", status=200, size=len(data), name=path.name,
+        if img is not None and ticket is not None:
+            ctx.release.note_fetch(ticket[0], img)
+        size = path.stat().st_size
+        conn.record("tx", "http", "firmware", status=200, size=size, name=path.name,
                     version=img.version if img is not None else None)
-        return web.Response(body=data, content_type="application/octet-stream")
+        # streamed in chunks with Content-Length (aiohttp's sendfile or 256 KiB reads), never read whole
+        return web.FileResponse(path, chunk_size=CHUNK, headers={"Content-Type": "application/octet-stream"})
     finally:
         conn.close()
 
 
-async def _read(path: Path) -> bytes:
-    import asyncio
-
-    return await asyncio.to_thread(path.read_bytes)
+CHUNK = 256 * 1024

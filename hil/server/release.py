@@ -11,14 +11,15 @@ would download it forever).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hil.protocol import ota
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.jsonread import expect, read_json
 
 RECORD = "release.json"
 _REV = re.compile(r"^v(\d+)\.(\d+)$")
@@ -56,6 +57,7 @@ class ReleaseIndex:
     fetched: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (version it fetched, from)
     refused: dict[str, set[str]] = field(default_factory=dict)  # device → sha256 of images it rolled back
     reported: dict[str, str] = field(default_factory=dict)  # device → version of its last OTA check
+    tickets: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # ticket → (device, device id, sha256)
 
     def __post_init__(self) -> None:
         self.by_file = {img.file_name: img for img in self.images}
@@ -110,6 +112,20 @@ class ReleaseIndex:
             return (f"rolled back: downloaded {fetched} (running {before}) and reports {version} again; "
                     f"{fetched} is not offered to this device again")
         return None
+
+    def issue_ticket(self, holder: str, device_id: str, img: ReleaseImage) -> str:
+        """A secret for the offer's URL: a download carrying it is ``holder``'s download of ``img``."""
+        token = secrets.token_hex(16)
+        self.tickets[token] = (holder, device_id, img.sha256)
+        _bounded(self.tickets)
+        return token
+
+    def ticket(self, token: str, file_name: str) -> tuple[str, str] | None:
+        """(holder, device id) of a ticket issued for ``file_name``, or None."""
+        got = self.tickets.get(token) if token else None
+        if got is None or f"{got[2]}.bin" != file_name:
+            return None
+        return got[0], got[1]
 
     def note_fetch(self, device_id: str, img: ReleaseImage) -> None:
         """The device downloaded ``img`` while running the version of its last OTA check."""
@@ -168,36 +184,45 @@ def _rev(text: Any, where: str, path: Path) -> int:
     return int(m.group(1)) * 100 + int(m.group(2))
 
 
+def _sha256(file: Path) -> tuple[str, int]:
+    """(sha256 hex, size) of a file read in chunks."""
+    h, size = hashlib.sha256(), 0
+    with file.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
 def load_index(root: Path) -> ReleaseIndex:
     """Read every release record under ``root``; a malformed record is a one-line UserError naming the file."""
     images = []
     for path in _records(root):
-        try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UserError(f"release record is not readable JSON ({exc}); rebuild the release",
-                            Location(str(path))) from None
-        if not isinstance(rec, dict):
-            raise UserError("release record is not an object; rebuild the release", Location(str(path)))
+        where = Location(str(path))
+        # the one bounded reader: size cap, no NaN/Infinity, nesting depth, duplicate keys, file:line errors
+        rec = expect(read_json(path, "rebuild the release"), dict, "release record", where)
         for key in ("name", "full_name", "target", "app_version"):
             if not isinstance(rec.get(key), str) or not rec[key]:
-                raise UserError(f"release record: {key!r} missing; rebuild the release", Location(str(path)))
+                raise UserError(f"release record: {key!r} missing or not a string; rebuild the release", where)
+        files = expect(rec.get("files", []), list, "release record: files", where)
+        if rec.get("chip_revision") is not None:
+            expect(rec["chip_revision"], dict, "release record: chip_revision", where)
         revs: dict[str, Any] = rec["chip_revision"] if isinstance(rec.get("chip_revision"), dict) else {}
-        app = next((f for f in rec.get("files", []) if isinstance(f, dict) and f.get("role") == "app"), None)
+        app = next((f for f in files if isinstance(f, dict) and f.get("role") == "app"), None)
         if app is None or not isinstance(app.get("path"), str) or not _SHA.match(str(app.get("sha256", ""))):
             raise UserError("release record: no app file with path and sha256; rebuild the release",
                             Location(str(path)))
         # the record's paths are relative to the dist directory (the record's grandparent)
-        file = (path.parent.parent / app["path"]).resolve()
-        if path.parent.resolve() not in file.parents or not file.is_file():
+        file = (path.parent.parent / app["path"].replace("\x00", "")).resolve()
+        if "\x00" in app["path"] or path.parent.resolve() not in file.parents or not file.is_file():
             raise UserError(f"release record: app file {app['path']!r} missing next to the record",
                             Location(str(path)))
-        data = file.read_bytes()
-        if hashlib.sha256(data).hexdigest() != app["sha256"]:
+        digest, size = _sha256(file)
+        if digest != app["sha256"]:
             raise UserError(f"release record: {app['path']} does not match its recorded sha256 (changed after the "
                             "release was made); rebuild the release", Location(str(path)))
         images.append(ReleaseImage(name=rec["name"], full_name=rec["full_name"], target=rec["target"],
                                    version=rec["app_version"], min_rev=_rev(revs.get("min"), "chip_revision.min", path),
-                                   max_rev=_rev(revs.get("max"), "chip_revision.max", path), size=len(data),
+                                   max_rev=_rev(revs.get("max"), "chip_revision.max", path), size=size,
                                    sha256=app["sha256"], path=file, record=path))
     return ReleaseIndex(images)

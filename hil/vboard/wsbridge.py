@@ -7,6 +7,12 @@ exactly as RFC2217 SET_CONTROL does. ``hil/vboard/webserial_shim.js`` is the bro
 ``navigator.serial`` whose ports speak this protocol, so ESP Web Tools and esptool-js run unmodified.
 
 One client per board at a time (a new connection replaces the old one, like a USB port re-opened).
+
+Any web page open in a browser on the machine can open a WebSocket to 127.0.0.1, so the handshake must carry the
+``Origin`` of the bridge's own page (``origins``, e.g. the loopback site that runs the installer); another origin is
+refused with 403 before the board is touched. A client without ``Origin`` is not a browser page (browsers always
+send it) and is let in. A text message that is not exactly that object of booleans closes the socket with 1003
+(unsupported data) and changes no line.
 """
 
 from __future__ import annotations
@@ -29,8 +35,11 @@ SHIM_JS = Path(__file__).with_name("webserial_shim.js")
 class WebSerialBridge:
     """Serve ``boards`` (by name) on 127.0.0.1 in a thread of its own."""
 
-    def __init__(self, boards: list[VirtualBoard], host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, boards: list[VirtualBoard], host: str = "127.0.0.1", port: int = 0,
+                 origins: list[str] | tuple[str, ...] = ()) -> None:
         self.boards = {b.name: b for b in boards}
+        self.origins = {_origin(o) for o in origins}
+        self.refused: list[str] = []  # why each refused handshake or closed connection was refused
         self.host, self.port = host, port
         self.rx_bytes = 0  # host -> chip, every board
         self.tx_bytes = 0  # chip -> host
@@ -41,6 +50,10 @@ class WebSerialBridge:
 
     def url(self, board: str) -> str:
         return f"ws://{self.host}:{self.port}/serial/{board}"
+
+    def allow(self, origin: str) -> None:
+        """Accept pages of ``origin`` (``scheme://host:port``; a trailing path is ignored)."""
+        self.origins.add(_origin(origin))
 
     def add(self, board: VirtualBoard) -> None:
         self.boards[board.name] = board
@@ -100,6 +113,10 @@ class WebSerialBridge:
         board = self.boards.get(name)
         if board is None:
             raise web.HTTPNotFound(text=f"no virtual board {name!r}")
+        origin = request.headers.get("Origin")
+        if origin is not None and _origin(origin) not in self.origins:
+            self.refused.append(f"origin {origin[:200]!r} is not the bridge's page")
+            raise web.HTTPForbidden(text="this page's origin may not use the serial bridge")
         ws = web.WebSocketResponse(max_msg_size=16 * 1024 * 1024)
         await ws.prepare(request)
         old = self._active.get(name)
@@ -135,8 +152,12 @@ class WebSerialBridge:
                     self.rx_bytes += len(msg.data)
                     board.uart_rx(msg.data)
                 elif msg.type == WSMsgType.TEXT:
-                    lines: dict[str, Any] = json.loads(msg.data)
-                    board.set_lines(dtr=_flag(lines.get("dtr")), rts=_flag(lines.get("rts")))
+                    lines = _lines(msg.data)
+                    if lines is None:
+                        self.refused.append(f"malformed control message {msg.data[:200]!r}")
+                        await ws.close(code=1003, message=b'expected {"dtr": bool, "rts": bool}')
+                        break
+                    board.set_lines(dtr=lines.get("dtr"), rts=lines.get("rts"))
         finally:
             board.remove_sink(sink)
             out.put_nowait(None)
@@ -147,5 +168,22 @@ class WebSerialBridge:
         return ws
 
 
-def _flag(value: object) -> bool | None:
-    return bool(value) if isinstance(value, bool) else None
+def _origin(text: str) -> str:
+    """``scheme://host[:port]`` in lower case, without a path or trailing slash."""
+    parts = text.strip().split("/")
+    return "/".join(parts[:3]).lower() if len(parts) >= 3 and parts[1] == "" else text.strip().lower()
+
+
+def _lines(text: str) -> dict[str, bool] | None:
+    """The modem lines of a well-formed control message (an object with only ``dtr``/``rts`` booleans), or None."""
+    if len(text) > 256:
+        return None
+    try:
+        value: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not value or not set(value) <= {"dtr", "rts"}:
+        return None
+    if not all(isinstance(v, bool) for v in value.values()):
+        return None
+    return value

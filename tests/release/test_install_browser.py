@@ -181,7 +181,7 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
     try:
         board = handle.board
         board.flash.write(0x9000, nvs_image(mine.ota_url))  # left from an earlier life: the factory install wipes it
-        with br.serve(root) as served, WebSerialBridge([board]) as bridge:
+        with br.serve(root) as served, WebSerialBridge([board], origins=[served.base]) as bridge:
             mark = len(board.serial_log)
             seconds, _ = install(browser, served.base, bridge, "s3", f"boards/{S3}.html", S3, "factory")
             merged = (dist / S3 / "merged-binary.bin").read_bytes()
@@ -225,7 +225,7 @@ def test_factory_install_with_my_own_server_on_a_p4x(site: tuple[Path, Path], br
                                ota_url=built_in.ota_url))
     try:
         board = handle.board
-        with br.serve(root) as served, WebSerialBridge([board]) as bridge:
+        with br.serve(root) as served, WebSerialBridge([board], origins=[served.base]) as bridge:
             mark = len(board.serial_log)
             seconds, console = install(browser, served.base, bridge, "p4x", f"boards/{P4_BOARD}.html", P4X, "own",
                                        revision="p4x", own={"ota_url": mine.ota_url, "ssid": "café wifi",
@@ -285,7 +285,7 @@ def test_chip_check_refuses_p4x_firmware_on_a_rev1_p4(site: tuple[Path, Path], b
     _, root = site
     handle = spawn(VirtualSpec("p4r1", chip="esp32p4", flash="16MB", revision=100))
     try:
-        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+        with br.serve(root) as served, WebSerialBridge([handle.board], origins=[served.base]) as bridge:
             context, page = read_board(browser, served.base, bridge, "p4r1", f"boards/{P4_BOARD}.html")
             report = page.inner_text("#board-report")
             assert report.startswith("Your board: ESP32-P4, revision v1.0, 16MB flash"), report
@@ -306,7 +306,7 @@ def test_chip_check_refuses_a_16mb_image_on_a_4mb_board(site: tuple[Path, Path],
     _, root = site
     handle = spawn(VirtualSpec("s3-4mb", chip="esp32s3", flash="4MB"))
     try:
-        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+        with br.serve(root) as served, WebSerialBridge([handle.board], origins=[served.base]) as bridge:
             context, page = read_board(browser, served.base, bridge, "s3-4mb", f"boards/{S3}.html")
             assert "4MB flash" in page.inner_text("#board-report")
             for variant, why in gates(page).items():
@@ -324,7 +324,7 @@ def test_chip_check_names_the_installed_firmware_and_asks_before_replacing_it(
     handle = spawn(VirtualSpec("s3-other", chip="esp32s3", flash="16MB", psram_mb=8))
     try:
         handle.board.flash.write(0, (dist / other / "merged-binary.bin").read_bytes())  # another variant installed
-        with br.serve(root) as served, WebSerialBridge([handle.board]) as bridge:
+        with br.serve(root) as served, WebSerialBridge([handle.board], origins=[served.base]) as bridge:
             context, page = read_board(browser, served.base, bridge, "s3-other", f"boards/{S3}.html")
             report = page.inner_text("#board-report")
             version = record(dist, other)["app_version"]

@@ -190,7 +190,7 @@ ERROR_CASES = [
     ("missing-part", _damage_part, [], "bread-compact-wifi/xiaozhi.bin: named here but missing from"),
     ("bad-manifest", _damage_manifest, [], "webtools-factory.json:1:2: not JSON"),
     ("no-records", _no_records, [], "no released variant (no */release.json)"),
-    ("remote-part", _absolute_part, [], "part path 'https://example.com/fw.bin' is not relative to the manifest"),
+    ("remote-part", _absolute_part, [], "part path 'https://example.com/fw.bin' starts with a URL scheme"),
     ("bad-date", None, ["--date", "1st of May"], "--date '1st of May': expected YYYY-MM-DD"),
     ("no-web-tools", None, ["--web-tools", "{tmp}/nowhere"], "not an esp-web-tools package"),
 ]

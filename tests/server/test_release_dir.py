@@ -29,7 +29,7 @@ def _record(dist: Path, app: bytes, sha: str | None = None) -> Path:
 
 
 @pytest.mark.parametrize(("case", "expect"), [
-    ("not json", "release record is not readable JSON"),
+    ("not json", "not JSON (Expecting property name"),
     ("changed app", "does not match its recorded sha256 (changed after the release was made); rebuild the release"),
     ("bad revision", "chip_revision.min: expected a revision like v0.3"),
 ])

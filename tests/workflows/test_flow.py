@@ -270,3 +270,24 @@ def test_comment_job_run_by_act_posts_what_the_runner_posted(workflow_runs: dict
     ours = [json.loads(line) for line in (run.workdir / "gh" / "comments.jsonl").read_text().splitlines()]
     theirs = [json.loads(line) for line in (state / "comments.jsonl").read_text().splitlines()]
     assert [(c["pr"], c["body"]) for c in theirs] == [(c["pr"], c["body"]) for c in ours]
+
+
+@pytest.mark.parametrize("shift", [1, -1])
+def test_a_forged_pr_number_in_the_artifact_writes_no_comment(workflow_runs: dict[str, Run], tmp_path: Path,
+                                                              shift: int) -> None:
+    """A fork controls its artifact: a pr-number aiming at another pull request must not get the write-token
+    comment (issue 39). The job checks that PR's head (gh pr view) against the run's head_sha before writing."""
+    import shutil
+
+    pr = workflow_runs["pr_board"]
+    state = tmp_path / "state"
+    shutil.copytree(pr.workdir, state, symlinks=True)
+    number = json.loads((pr.run_dir / "event.json").read_text())["number"]
+    forged = state / pr.run_dir.relative_to(pr.workdir) / "artifacts" / "size-comment" / "pr-number"
+    forged.write_text(f"{number + shift}\n")
+    before = (state / "gh" / "comments.jsonl").read_text().splitlines()
+    from tests.workflows.conftest import run_workflow
+
+    run = run_workflow(state, "pr-comment.yml", "--event", "workflow_run")
+    assert run.code != 0 and f"says #{number + shift}" in run.log and "no comment" in run.log, run.log[-3000:]
+    assert (state / "gh" / "comments.jsonl").read_text().splitlines() == before

@@ -6,6 +6,12 @@ from pathlib import Path
 
 import click
 
+from xzbuild.cli._params import Bounded
+
+# Every numeric option has bounds: 0 or a negative size would switch a limit off, nan/inf are no duration.
+_BYTES = (1024, 16 * 1024 * 1024)  # a device's largest frame or body is a few KiB (an MCP reply, an OTA check)
+_IDLE = (1.0, 86400.0)
+
 
 @click.command("server")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
@@ -22,9 +28,12 @@ import click
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="PEM certificate.")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="PEM private key.")
 @click.option("--tls-self-signed", is_flag=True, help="Serve https/wss with a generated self-signed certificate.")
-@click.option("--idle-timeout", type=float, default=300.0, show_default=True, help="Close silent WebSockets (s).")
-@click.option("--max-frame", type=int, default=64 * 1024, show_default=True, help="Largest WebSocket frame (bytes).")
-@click.option("--max-body", type=int, default=64 * 1024, show_default=True, help="Largest HTTP body (bytes).")
+@click.option("--idle-timeout", type=Bounded(float, *_IDLE, "seconds"), default=300.0, show_default=True,
+              help=f"Close silent WebSockets (s, {_IDLE[0]:g} to {_IDLE[1]:g}).")
+@click.option("--max-frame", type=Bounded(int, *_BYTES, "bytes"), default=64 * 1024, show_default=True,
+              help=f"Largest WebSocket frame (bytes, {_BYTES[0]} to {_BYTES[1]}).")
+@click.option("--max-body", type=Bounded(int, *_BYTES, "bytes"), default=64 * 1024, show_default=True,
+              help=f"Largest HTTP body (bytes, {_BYTES[0]} to {_BYTES[1]}).")
 @click.option("--transport", type=click.Choice(["websocket", "mqtt", "both"]), default=None,
               help="OTA reply for devices without their own scenario entry: websocket, mqtt (MQTT + UDP), or both "
                    "sections (the firmware then picks MQTT). Default: the scenario's, else websocket.")

@@ -32,6 +32,7 @@ from xzbuild.core.resources import templates_dir
 from xzbuild.release.chipcheck import apps_index, chip_check_facts, find_esptool_js, nvs_facts
 from xzbuild.release.facts import VariantFacts, variant_facts
 from xzbuild.release.inputs import Manifest, Release, ReleasedVariant, read_release
+from xzbuild.release.urls import SITE_BASE, browser_target, link_problem
 from xzbuild.release.webinstall import WebTools, find_web_tools, install_behaviour
 
 if TYPE_CHECKING:
@@ -211,15 +212,26 @@ def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) ->
         for build in manifest.data.get("builds", []):
             for part in build.get("parts", []) if isinstance(build, dict) else []:
                 path = part.get("path") if isinstance(part, dict) else None
-                if not isinstance(path, str) or "://" in path or path.startswith("/"):
-                    raise UserError(f"part path {path!r} is not relative to the manifest",
-                                    Location(str(release.dist / manifest.path)))
-                wanted[os.path.normpath(base / path)] = Location(str(release.dist / manifest.path))
+                where = Location(str(release.dist / manifest.path))
+                problem = link_problem(path) if isinstance(path, str) else "is not a string"
+                rel = (base / path).as_posix() if problem is None and isinstance(path, str) else ""
+                own = {entry.path for entry in variant.files}
+                if problem is None and not rel.startswith(f"{variant.full_name}/") and rel not in own:
+                    problem = f"is not a file of variant {variant.full_name} (it names {rel})"
+                if problem is not None:
+                    target = browser_target(f"{SITE_BASE}fw/{manifest.path}", path) if isinstance(path, str) else ""
+                    raise UserError(f"part path {path!r} {problem}" + (f"; a browser would fetch {target}" if target
+                                    else "") + "; use a path relative to the manifest naming one of the variant's "
+                                    "files, like merged.bin", where)
+                wanted[rel] = where
+    record = Location(str(release.dist / variant.full_name / "release.json"))
     for entry in variant.files:
-        wanted[entry.path] = Location(str(release.dist / variant.full_name / "release.json"))
+        _check_link(entry.path, "files[].path", record)
+        wanted[entry.path] = record
     zip_entry = variant.get("zip", {})
     if isinstance(zip_entry, dict) and isinstance(zip_entry.get("path"), str):
-        wanted[zip_entry["path"]] = Location(str(release.dist / variant.full_name / "release.json"))
+        _check_link(zip_entry["path"], "zip.path", record)
+        wanted[zip_entry["path"]] = record
     total = 0
     for rel, where in sorted(wanted.items()):
         src = confined_file(release.dist, rel, where)  # no '..' anywhere, no link: reads stay in dist
@@ -229,6 +241,13 @@ def _copy_tree_files(release: Release, stage: Path, variant: ReleasedVariant) ->
             link_or_copy(src, dst)
             total += src.stat().st_size
     return total
+
+
+def _check_link(path: str, field: str, where: Location) -> None:
+    problem = link_problem(path)
+    if problem is not None:
+        raise UserError(f"{field} {path!r} {problem}; a download link to it would fetch "
+                        f"{browser_target(SITE_BASE + 'fw/', path)}; rebuild the release", where)
 
 
 def _downloads(variant: ReleasedVariant, page_dir: str) -> list[dict[str, Any]]:
