@@ -20,7 +20,7 @@ PAGE = "http://127.0.0.1:8123"  # the bridge's own page (the loopback release si
 
 @pytest.fixture
 def bridge() -> Iterator[tuple[WebSerialBridge, VirtualBoard]]:
-    board = VirtualBoard("vb-bridge", make_chip("esp32s3", bytes.fromhex("aabbccddee41")), Flash(4 << 20))
+    board = VirtualBoard("vb-bridge", make_chip("esp32s3", bytes.fromhex("aa bb cc dd ee 41")), Flash(4 << 20))
     board.power_on()
     try:
         with WebSerialBridge([board], origins=[PAGE + "/"]) as br:

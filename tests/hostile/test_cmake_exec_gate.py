@@ -10,6 +10,7 @@ every row here was green (exit 0): the textual rule only matches ``set(BOARD_DIR
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,9 @@ import pytest
 from tests.hostile.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-END = "# END xzbuild board-table\n"
+# the end of the board chain as upstream writes it: the top-level `if(CONFIG_BOARD_TYPE_…)` … `endif()` block
+# (generate keeps the tree's own layout and adds no markers, so the statement goes right after that `endif()`)
+CHAIN = re.compile(r"^if\(CONFIG_BOARD_TYPE_\w+\)\n.*?^endif\(\)\n", re.S | re.M)
 
 # (id, statement after the table, extra files in main/, the expected stderr text)
 ROWS: list[tuple[str, str, dict[str, str], str]] = [
@@ -79,8 +82,10 @@ def test_statement_after_the_table_is_caught(case: str, statement: str, files: d
     cmake = tree / "main" / "CMakeLists.txt"
     probe = tmp_path / "pwned"
     text = cmake.read_text(encoding="utf-8")
-    assert END in text
-    cmake.write_text(text.replace(END, END + statement.replace("{probe}", str(probe)), 1), encoding="utf-8")
+    chain = CHAIN.search(text)
+    assert chain, "no board chain in the generated main/CMakeLists.txt"
+    cmake.write_text(text[:chain.end()] + statement.replace("{probe}", str(probe)) + text[chain.end():],
+                     encoding="utf-8")
     for name, body in files.items():
         (tree / "main" / name).write_text(body, encoding="utf-8")
     code, _, err = run_cli(["generate", "--check", "--firmware", str(tree), "--boards", str(REPO / "boards")], capsys)

@@ -126,7 +126,7 @@ def _selection(project: Path, record: str) -> dict[str, object]:
             variables[key] = val
         elif kind == "DEFINE":
             out["compile_definitions"].append(value)  # type: ignore[attr-defined]
-        elif kind in ("FLASH", "SPIFFS"):
+        elif kind in ("FLASH", "SPIFFS", "MMAP_ASSETS"):
             part, _, file = value.partition("=")
             out["flash" if kind == "FLASH" else "spiffs"][part] = file  # type: ignore[index]
         elif kind == "REQUIRES":

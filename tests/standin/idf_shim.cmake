@@ -15,6 +15,8 @@
 #   esptool_py_flash_to_partition(target partition file)    recorded (what is flashed where)
 #   spiffs_create_partition_image(partition base_dir [FLASH_IN_PROJECT] [DEPENDS ..])   recorded
 #   build_speaker_assets_bin(partition resolution out len [path])   esp_emote_assets' function: recorded
+#   spiffs_create_partition_assets(partition base_dir [FLASH_IN_PROJECT] ...)   esp_mmap_assets' function (the
+#       trees before upstream's 2025-09 assets rework call it at top level): recorded
 #   target_compile_definitions / target_link_libraries / target_include_directories / target_compile_options /
 #   add_custom_command / add_custom_target / add_dependencies / set_source_files_properties: recorded or
 #       ignored (no build graph in script mode)
@@ -112,6 +114,10 @@ endfunction()
 
 function(build_speaker_assets_bin partition)
     _xz_record(SPEAKER_ASSETS "${partition}")
+endfunction()
+
+function(spiffs_create_partition_assets partition base_dir)
+    _xz_record(MMAP_ASSETS "${partition}=${base_dir}")
 endfunction()
 
 function(target_compile_definitions target)

@@ -52,7 +52,8 @@ _NOOP_COMMANDS = ("add_custom_command", "add_custom_target", "esptool_py_flash_t
                   "idf_component_set_property", "add_dependencies", "target_link_libraries",
                   "target_include_directories", "target_sources", "configure_file", "install", "write_file",
                   "make_directory", "remove", "set_target_properties", "set_source_files_properties",
-                  "spiffs_create_partition_image", "fatfs_create_spiflash_image", "idf_build_component",
+                  "spiffs_create_partition_image", "spiffs_create_partition_assets", "fatfs_create_spiflash_image",
+                  "idf_build_component",
                   "add_subdirectory", "add_library", "add_executable")
 # Commands whose arguments may define a macro for the firmware: recorded.
 _DEFINE_COMMANDS = ("target_compile_definitions", "add_compile_definitions", "add_definitions",
@@ -273,7 +274,7 @@ def compare(evaluation: Evaluation, variants: Iterable[VariantInput], path: str 
             want = v.expected.get(name, "")
             if name not in named and not got.get(name, ""):
                 continue
-            if name in v.expected and got.get(name, "") != want:
+            if name in v.expected and _meaning(name, got.get(name, "")) != _meaning(name, want):
                 errors.append(UserError(
                     f"{path}: for {v.name} the CMake leaves {name}={got.get(name, '')!r} but the board file says "
                     f"{want!r}; a statement outside the generated table overrides it: remove it", v.location))
@@ -284,6 +285,16 @@ def compare(evaluation: Evaluation, variants: Iterable[VariantInput], path: str 
                 errors.append(UserError(f"{path}: for {v.name} {bad}; remove it (the board identity comes from "
                                         "the board files)", v.location))
     return errors
+
+
+def _meaning(name: str, value: str) -> str:
+    """What a value means: a font as today's model spells it (a tree's own older spelling, which generate keeps,
+    names the same font: codegen.merge.font_meaning); other values as they are."""
+    if name in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT"):
+        from xzbuild.codegen.merge import font_meaning
+
+        return font_meaning(value)
+    return value
 
 
 def _identity_defines(defines: list[str], expected: Mapping[str, str], got: Mapping[str, str]) -> str | None:

@@ -29,7 +29,7 @@ from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 
 if TYPE_CHECKING:
-    from xzbuild.codegen.tables import BoardTypeRow
+    from xzbuild.codegen.rows import BoardTypeRow
 
 _FONT_VARS = {"BUILTIN_TEXT_FONT": "text_font", "BUILTIN_ICON_FONT": "icon_font"}
 # Upstream's 2026 font rename, as the importer applies it (xzbuild.importer.migrate.FONT_RENAMES).
@@ -203,7 +203,7 @@ def _meaning(sets: dict[str, str] | list[tuple[str, str]]) -> dict[str, str]:
 
 def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_order: list[str]) -> str:
     """``text`` with the board chain brought in line with ``rows`` (see the module docstring)."""
-    from xzbuild.codegen.tables import stable_order
+    from xzbuild.codegen.rows import stable_order
 
     chain = find_chain(text, path)
     lines = _lines(text)
@@ -273,7 +273,7 @@ def _label_meaning(label: str, symbol: str) -> str:
 def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: int, stop: int,
                          orphans: frozenset[str] = frozenset()) -> str:
     """``text`` with the ``choice BOARD_TYPE`` body (lines ``start``..``stop`` offsets) merged with ``rows``."""
-    from xzbuild.codegen.tables import TARGET_ORDER, stable_order
+    from xzbuild.codegen.rows import TARGET_ORDER, stable_order
 
     lines = _lines(text)
     first = text.count("\n", 0, start)
