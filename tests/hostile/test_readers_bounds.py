@@ -17,6 +17,8 @@ import pytest
 
 from tests.hostile.conftest import assert_clean_failure, run_child, run_cli
 
+REPO = Path(__file__).resolve().parents[2]
+
 RECORD = ('{"full_name": "v1", "board": "v1", "name": "v1", "target": "esp32s3", "idf": "6.0.2", '
           '"status": "built", "seconds": %s}')
 DEEP = "[" * 5000 + "]" * 5000
@@ -82,8 +84,8 @@ CASES: list[tuple[str, dict[str, Any], list[str], str]] = [
      r"m\.json:1:1: include\[0\]: expected an object"),
     ("selection-entry-without-full-name", {"s.json": '{"variants": [{"name": "x"}]}'},
      ["matrix", "build", "--selection", "{d}/s.json", "--relative-urls"], r"s\.json:1:1: variants\[0\]\.full_name"),
-    ("cost-history-nan", {"h.json": '{"v1": NaN}'}, ["matrix", "list", "--shard", "1/2", "--cost-history",
-                                                      "{d}/h.json"], r"h\.json:1:\d+: NaN is not a JSON number"),
+    ("cost-history-nan", {"h.json": '{"v1": NaN}'}, ["matrix", "list", "--boards", str(REPO / "boards"),
+                                                      "--shard", "1/2", "--cost-history", "{d}/h.json"], r"h\.json:1:\d+: NaN is not a JSON number"),
     ("release-json-deep", {"dist/v1/release.json": DEEP}, ["release", "site", "--dist", "{d}/dist", "-o",
                                                             "{d}/site", "--boards", "{d}/nb"], r"release\.json:1: nests deeper than 64"),
     ("release-json-nan", {"dist/v1/release.json": '{"full_name": "v1", "app_size": NaN}'},
