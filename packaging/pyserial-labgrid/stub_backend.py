@@ -17,6 +17,7 @@ import tomllib
 import zipfile
 from typing import Any
 
+
 def _project() -> dict[str, Any]:
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyproject.toml"), "rb") as fh:
         return dict(tomllib.load(fh)["project"])
