@@ -537,6 +537,8 @@ class WorkflowRun:
                "RUNNER_ARCH": "X64",
                # offline: pip installs from what is installed (no index, no isolated build env), npm from its cache
                "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+               # without isolation pip builds with what is installed: check it against [build-system] requires
+               "PIP_CHECK_BUILD_DEPENDENCIES": "1",
                "npm_config_offline": "true", "npm_config_update_notifier": "false",
                # the gh recorder: where it keeps state and what the job's token may do
                "XZ_WF_GH_STATE": str(self.store.gh_dir), "XZ_WF_PERMISSIONS": json.dumps(runtime.perms),
