@@ -170,3 +170,19 @@ def make_boards(tmp_path: Path) -> Callable[..., Path]:
         return root
 
     return make
+
+
+def small_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """The small firmware tree (no sdkconfig defaults) and the two boards' directory, before any `generate`."""
+    tree = tmp_path / "firmware"
+    (tree / "main").mkdir(parents=True)
+    (tree / "main/Kconfig.projbuild").write_text(KCONFIG, encoding="utf-8")
+    (tree / "main/CMakeLists.txt").write_text(CMAKE, encoding="utf-8")
+    boards = tmp_path / "boards"
+    (boards / "acme").mkdir(parents=True)
+    (boards / "_firmware.yaml").write_text(FIRMWARE_FACTS, encoding="utf-8")
+    for board, text in (("demo-oled", OLED_BOARD), ("acme/lcd", LCD_BOARD)):
+        (tree / "main/boards" / board).mkdir(parents=True)
+        (tree / "main/boards" / board / "board.cc").write_text("// hand-written\n", encoding="utf-8")
+        (boards / f"{board}.yaml").write_text(text, encoding="utf-8")
+    return tree, boards

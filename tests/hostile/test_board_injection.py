@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.codegen.conftest import CMAKE, FIRMWARE_FACTS, KCONFIG, LCD_BOARD, OLED_BOARD
+from tests.codegen.conftest import small_tree
 from tests.hostile.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,17 +168,7 @@ def _generate(firmware: Path, boards: Path, capsys: pytest.CaptureFixture[str], 
 @pytest.fixture
 def generated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
     """The codegen suite's small firmware tree and two boards, after one clean `generate` (markers in place)."""
-    tree = tmp_path / "firmware"
-    (tree / "main").mkdir(parents=True)
-    (tree / "main/Kconfig.projbuild").write_text(KCONFIG, encoding="utf-8")
-    (tree / "main/CMakeLists.txt").write_text(CMAKE, encoding="utf-8")
-    boards = tmp_path / "boards"
-    (boards / "acme").mkdir(parents=True)
-    (boards / "_firmware.yaml").write_text(FIRMWARE_FACTS, encoding="utf-8")
-    for board, text in (("demo-oled", OLED_BOARD), ("acme/lcd", LCD_BOARD)):
-        (tree / "main/boards" / board).mkdir(parents=True)
-        (tree / "main/boards" / board / "board.cc").write_text("// hand-written\n", encoding="utf-8")
-        (boards / f"{board}.yaml").write_text(text, encoding="utf-8")
+    tree, boards = small_tree(tmp_path)
     rc, _, err = _generate(tree, boards, capsys)
     assert rc == 0, err
     return tree, boards

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.codegen.conftest import CMAKE, FIRMWARE_FACTS, KCONFIG, LCD_BOARD, OLED_BOARD
+from tests.codegen.conftest import small_tree
 from tests.hostile.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,24 +26,9 @@ with tree_lock(Path(sys.argv[1])):
 """
 
 
-def _tree(tmp_path: Path) -> tuple[Path, Path]:
-    tree = tmp_path / "firmware"
-    (tree / "main").mkdir(parents=True)
-    (tree / "main/Kconfig.projbuild").write_text(KCONFIG, encoding="utf-8")
-    (tree / "main/CMakeLists.txt").write_text(CMAKE, encoding="utf-8")
-    boards = tmp_path / "boards"
-    (boards / "acme").mkdir(parents=True)
-    (boards / "_firmware.yaml").write_text(FIRMWARE_FACTS, encoding="utf-8")
-    for board, text in (("demo-oled", OLED_BOARD), ("acme/lcd", LCD_BOARD)):
-        (tree / "main/boards" / board).mkdir(parents=True)
-        (tree / "main/boards" / board / "board.cc").write_text("// hand-written\n", encoding="utf-8")
-        (boards / f"{board}.yaml").write_text(text, encoding="utf-8")
-    return tree, boards
-
-
 def test_second_generate_on_a_locked_tree_names_the_holder(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    tree, boards = _tree(tmp_path)
+    tree, boards = small_tree(tmp_path)
     before = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*"))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tree)], stdout=subprocess.PIPE, text=True, env=env)

@@ -27,3 +27,15 @@ def make_entry(board: str, name: str | None = None, target: str = "esp32s3", ena
                        status=Status.ENABLED if enabled else Status.DISABLED,
                        reason=None if enabled else "requires IDF >= 6.1", preview=preview)
 
+
+class FileTexts:
+    """A selection's file texts before and after a change (`old`/`new` by path; absent = None)."""
+
+    def __init__(self, old: dict[str, str], new: dict[str, str]) -> None:
+        self._old, self._new = old, new
+
+    def old(self, path: str) -> str | None:
+        return self._old.get(path)
+
+    def new(self, path: str) -> str | None:
+        return self._new.get(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.matrix.conftest import make_entry
+from tests.matrix.conftest import FileTexts, make_entry
 from xzbuild.matrix.cmake_gates import Gate, off_by_default, release_config, source_gate, union
 from xzbuild.matrix.graph import BoardGraph, load_path_map
 from xzbuild.matrix.select import select_variants
@@ -105,22 +105,11 @@ def test_union_keeps_everything_either_side_compiles() -> None:
     assert union([a, Gate(frozenset({"esp32"}), frozenset({"X"}))]) is None
 
 
-class _Content:
-    def __init__(self, old: dict[str, str], new: dict[str, str]) -> None:
-        self._old, self._new = old, new
-
-    def old(self, path: str) -> str | None:
-        return self._old.get(path)
-
-    def new(self, path: str) -> str | None:
-        return self._new.get(path)
-
-
 def test_selection_uses_the_gates_of_base_and_head() -> None:
     entries = [make_entry("s3", "s3", "esp32s3"), make_entry("p4", "p4", "esp32p4"), make_entry("c3", "c3", "esp32c3")]
     graph = BoardGraph({}, load_path_map())
     files = {"main/CMakeLists.txt": CMAKE, "main/Kconfig.projbuild": KCONFIG}
-    content = _Content(files, files)
+    content = FileTexts(files, files)
     sel = select_variants(entries, ["main/audio/afe_engine.cc"], graph, content)
     assert [e.full_name for e in sel.entries] == ["s3", "p4"] and sel.everything is None
     assert "compiles it only for targets esp32p4, esp32s3" in sel.why["s3"][0]
@@ -129,7 +118,7 @@ def test_selection_uses_the_gates_of_base_and_head() -> None:
     # a source moved out of the target block at head: every variant
     moved = {**files, "main/CMakeLists.txt": CMAKE.replace('list(APPEND SOURCES "audio/afe_engine.cc")', "")
              .replace('"application.cc"', '"application.cc" "audio/afe_engine.cc"')}
-    assert select_variants(entries, ["main/audio/afe_engine.cc"], graph, _Content(files, moved)).everything
+    assert select_variants(entries, ["main/audio/afe_engine.cc"], graph, FileTexts(files, moved)).everything
     # without base/head content the old rule stands: an unknown shared source rebuilds everything
     assert select_variants(entries, ["main/audio/afe_engine.cc"], graph, None).everything
 
@@ -155,12 +144,12 @@ def test_new_off_option_selects_only_variants_that_set_it(board_set) -> None:  #
     entries = [e for e in list_variants(board_set, "6.0.2") if e.enabled]
     base = 'menu "X"\nconfig KEEP\n    bool "k"\nendmenu\n'
     added = base.replace("endmenu", 'config USE_ESP_BLUFI_WIFI_PROVISIONING\n    bool "BluFi"\n    default n\nendmenu')
-    content = _Content({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": added})
+    content = FileTexts({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": added})
     sel = select_variants(entries, ["main/Kconfig.projbuild"], BoardGraph({}, load_path_map()), content)
     assert sel.everything is None and sel.entries == []  # no release variant turns BluFi on
     device_aec = added.replace("USE_ESP_BLUFI_WIFI_PROVISIONING", "USE_DEVICE_AEC")
     sel = select_variants(entries, ["main/Kconfig.projbuild"], BoardGraph({}, load_path_map()),
-                          _Content({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": device_aec}))
+                          FileTexts({"main/Kconfig.projbuild": base}, {"main/Kconfig.projbuild": device_aec}))
     assert sel.everything is None and 0 < len(sel.entries) < len(entries)
     for e in sel.entries:
         config = release_config(e)

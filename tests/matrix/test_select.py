@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.matrix.conftest import make_entry
+from tests.matrix.conftest import FileTexts, make_entry
 from xzbuild.cli.main import cli
 from xzbuild.matrix.graph import BoardGraph, BoardNode, load_path_map
 from xzbuild.matrix.select import select_variants
@@ -225,26 +225,15 @@ def test_comment_only_source_changes(old: str, new: str, same: bool) -> None:
     assert same_code(old, new) is same
 
 
-class _Texts:
-    def __init__(self, old: dict[str, str], new: dict[str, str]) -> None:
-        self._old, self._new = old, new
-
-    def old(self, path: str) -> str | None:
-        return self._old.get(path)
-
-    def new(self, path: str) -> str | None:
-        return self._new.get(path)
-
-
 def test_comment_only_change_to_shared_source_selects_nothing() -> None:
     path = "main/application.cc"
-    texts = _Texts({path: "void f() {}\n"}, {path: "// explain f\nvoid f() {}\n"})
+    texts = FileTexts({path: "void f() {}\n"}, {path: "// explain f\nvoid f() {}\n"})
     assert select_variants(ENTRIES, [path], graph(), texts, 1.0).entries == []
-    texts = _Texts({path: "void f() {}\n"}, {path: "void f() { g(); }\n"})
+    texts = FileTexts({path: "void f() {}\n"}, {path: "void f() { g(); }\n"})
     assert len(select_variants(ENTRIES, [path], graph(), texts, 1.0).entries) == len(ENTRIES)
     # a board's own file still selects its board, comments or not
     board_file = "main/boards/alpha/a.cc"
-    texts = _Texts({board_file: "int a;\n"}, {board_file: "int a; // x\n"})
+    texts = FileTexts({board_file: "int a;\n"}, {board_file: "int a; // x\n"})
     assert [e.full_name for e in select_variants(ENTRIES, [board_file], graph(), texts, 1.0).entries] == [
         "alpha", "alpha-oled"]
 
