@@ -64,8 +64,10 @@ lint: install
 # Two workers, each module's tests on one of them (module fixtures are built once); PYTEST_JOBS=0 runs serially.
 PYTEST_JOBS ?= 2
 PYTEST_PAR := $(if $(filter 0,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadscope)
+# The slowest tests named at the end of every run, so the ~12-minute budget can be watched from any CI log
+PYTEST_DURATIONS ?= --durations=25
 unit: install
-	$(BIN)/python -m pytest $(PYTEST_PAR) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_PAR) $(PYTEST_DURATIONS) $(PYTEST_ARGS)
 
 test: install lint unit
 
