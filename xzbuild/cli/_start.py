@@ -70,6 +70,8 @@ def fast_listing_args(argv: list[str]) -> dict[str, str | bool] | None:
     rest = argv[2:]
     i = 0
     while i < len(rest):
+        if rest[i] == "--" and i == len(rest) - 1:
+            break  # the end of the options, with no argument after it (`matrix list` takes none)
         name, eq, value = rest[i].partition("=")
         param, action = LIST_OPTIONS.get(name, ("", "other"))
         if action == "value":
@@ -78,8 +80,6 @@ def fast_listing_args(argv: list[str]) -> dict[str, str | bool] | None:
                     return None
                 i += 1
                 value = rest[i]
-            if not value:
-                return None  # an empty path or version: let click say what it makes of it
             opts[param] = value
         elif isinstance(action, bool) and not eq:
             opts[param] = action
@@ -88,6 +88,8 @@ def fast_listing_args(argv: list[str]) -> dict[str, str | bool] | None:
         i += 1
     if opts.get("as_json") is not True or opts.get("cache") is False or FULL_CLI_ONLY & opts.keys():
         return None
+    if "" in opts.values():
+        return None  # an empty path or version (the last given): let click say what it makes of it
     return opts
 
 
