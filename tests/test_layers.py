@@ -4,8 +4,33 @@ The rules (README.md, "Architecture"):
 
 (a) `xzbuild.core` imports nothing else of the project: every other layer may lean on it.
 (b) `hil` and `assets_gen` sit beside the pipeline: only `xzbuild.cli` reaches them (and each package itself).
-(c) Only `xzbuild.cli` imports click: the library returns values and raises errors, the CLI renders them.
+(c) Only `xzbuild.cli` imports click or rich: the library returns values and raises errors, the CLI renders
+    them (rich tables and consoles included: `xzbuild/cli/_console.py`).
 (d) No import cycles between modules.
+(e) The layers are ordered; a module imports only its own layer and the layers below it (`LAYERS`, lowest
+    first, one row per line of the README's diagram):
+
+        core (+ the root package `xzbuild`, `xzbuild/junitxml.py`)
+        < partitions            (the partition-table format with gen_esp32part's rules; how a variant names
+                                 its table: ESP-IDF's built-ins or a safe relative CSV path)
+        < model, parts          (the board model and its hardware parts lean on each other; validating a
+                                 board reads its partition table)
+        < sdkconfig             (per-variant sdkconfig fragments)
+        < importer              (upstream checkout -> board files)
+        < codegen               (board files -> firmware sources; reuses the importer's readers)
+        < matrix                (variants, selection, sharding, the CI matrix)
+        < builder, provision    (idf.py runs, build results and the release manifest, tables vs built apps;
+                                 NVS images)
+        < release               (the static release site)
+        < hil, assets_gen       (beside the pipeline: may use any library layer, reached only from cli, rule (b))
+        < cli
+
+    The order is the README's list, checked against the real graph: `partitions/` is a format library that
+    needs only core, and the board model's validation reads tables, so it sits under `model/` (its one
+    board-set report, `builder/variant_tables.py`, sits with the built apps it reads); `provision.py` sits
+    beside `builder/`, the beside-packages just under `cli/`. Every module of the tree must lie in one layer,
+    so a new package has to be placed before it passes. `UPWARD_ALLOWED` names, edge by edge, the upward
+    imports another branch is removing; an entry that no longer occurs fails too, so it is deleted with them.
 
 The failing messages list every offending edge as `importer -> imported  (file:line)` and every cycle as a
 path of modules.
@@ -38,6 +63,31 @@ PACKAGES = ("xzbuild", "hil", "assets_gen")
 BESIDE = ("hil", "assets_gen")  # reached only from the CLI and from within themselves
 CLI = "xzbuild.cli"
 CORE = "xzbuild.core"
+RENDERING = ("click", "rich")  # outside packages only the CLI imports, rule (c)
+ROOT = "xzbuild"  # the root package itself (`__version__`), ranked with core
+# Rule (e): the layers, lowest first; a module may import its own layer and those below.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (CORE, "xzbuild.junitxml"),
+    ("xzbuild.partitions",),
+    ("xzbuild.model", "xzbuild.parts"),
+    ("xzbuild.sdkconfig",),
+    ("xzbuild.importer",),
+    ("xzbuild.codegen",),
+    ("xzbuild.matrix",),
+    ("xzbuild.builder", "xzbuild.provision"),
+    ("xzbuild.release",),
+    BESIDE,
+    (CLI,),
+)
+# Upward imports that are being removed on another branch, each (importer, imported) pair named; every import
+# of such a pair is let through. Nothing else may be added here.
+UPWARD_ALLOWED: frozenset[tuple[str, str]] = frozenset({
+    # removed by branch sdkcfg (issue 43 item 2)
+    ("xzbuild.sdkconfig.fragment", "xzbuild.matrix.upstream_record"),
+    ("xzbuild.sdkconfig.resolve", "xzbuild.matrix.entries"),
+    ("xzbuild.sdkconfig.resolve", "xzbuild.matrix.cmake_gates"),
+    ("xzbuild.sdkconfig.resolve", "xzbuild.codegen.kconfig_check"),  # two imports of it
+})
 
 
 @dataclass(frozen=True)
@@ -168,8 +218,26 @@ def layer_violations(edges: Iterable[Edge], packages: Sequence[str]) -> list[Edg
             return True  # (a)
         if any(within(dst, p) and not within(src, p) for p in BESIDE) and not within(src, CLI):
             return True  # (b)
-        return dst == "click" and not within(src, CLI)  # (c)
+        return dst in RENDERING and not within(src, CLI)  # (c)
     return [edge for edge in edges if bad(edge)]
+
+
+def layer_of(module: str, layers: Sequence[Sequence[str]] = LAYERS) -> int | None:
+    """The rank of the layer `module` lies in (0 = lowest), None for a module outside every layer."""
+    if module == ROOT:
+        return 0
+    for rank, packages in enumerate(layers):
+        if any(within(module, package) for package in packages):
+            return rank
+    return None
+
+
+def order_violations(edges: Iterable[Edge], layers: Sequence[Sequence[str]] = LAYERS) -> list[Edge]:
+    """The edges that break rule (e): an import of a module in a higher layer than the importer's."""
+    def upward(edge: Edge) -> bool:
+        src, dst = layer_of(edge.src, layers), layer_of(edge.dst, layers)
+        return src is not None and dst is not None and dst > src
+    return [edge for edge in edges if upward(edge)]
 
 
 def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -283,6 +351,26 @@ def test_layers_hold() -> None:
         "assets_gen and click)", offending)
 
 
+def test_every_module_lies_in_a_layer() -> None:
+    modules = find_modules(REPO, PACKAGES)
+    _fail_listing("modules in no layer of LAYERS (place the new package in the order)",
+                  sorted(m for m in modules if layer_of(m) is None))
+
+
+def test_layers_are_ordered() -> None:
+    upward = order_violations(tree_edges())
+    offending = [e.show(REPO) for e in upward if (e.src, e.dst) not in UPWARD_ALLOWED]
+    order = " < ".join("/".join(p.removeprefix("xzbuild.") for p in layer) for layer in LAYERS)
+    _fail_listing(f"imports against the order of the layers ({order})", offending)
+
+
+def test_upward_allowance_is_not_stale() -> None:
+    """Once the branch that removes an allowed upward import is merged, its entry must go too."""
+    present = {(e.src, e.dst) for e in order_violations(tree_edges())}
+    _fail_listing("UPWARD_ALLOWED entries that no longer occur (delete them)",
+                  sorted(f"{src} -> {dst}" for src, dst in UPWARD_ALLOWED - present))
+
+
 def _show_cycle(cycle: Sequence[str], edges: Sequence[Edge], root: Path) -> str:
     """`a -> b -> a` followed by where each step is imported (its first import, if several)."""
     first: dict[tuple[str, str], Edge] = {}
@@ -312,7 +400,8 @@ def _write(root: Path, files: dict[str, str]) -> None:
 @pytest.fixture
 def synthetic(tmp_path: Path) -> list[Edge]:
     """A tiny xzbuild/hil with one of everything: a cycle through a function-local relative import, a cycle
-    closed under TYPE_CHECKING, core reaching up, a library module importing click and hil, and clean edges."""
+    closed under TYPE_CHECKING, core reaching up, a library module importing click, rich and hil, a model
+    module reaching up to matrix inside a function, and clean edges."""
     _write(tmp_path, {
         "xzbuild/__init__.py": "",
         "xzbuild/core/__init__.py": "",
@@ -326,9 +415,12 @@ def synthetic(tmp_path: Path) -> list[Edge]:
                                   "    from xzbuild.parts.i2c import Bus\n"),
         "xzbuild/parts/i2c.py": "import xzbuild.parts.leds\n",
         "xzbuild/matrix/__init__.py": "",
-        "xzbuild/matrix/listing.py": "import click\nimport importlib\nimportlib.import_module('hil.lab')\n",
+        "xzbuild/model/naming.py": "def f():\n    from xzbuild.matrix import listing\n",
+        "xzbuild/matrix/listing.py": ("import click\nimport importlib\nimportlib.import_module('hil.lab')\n"
+                                      "from rich.table import Table\n"),
         "xzbuild/cli/__init__.py": "",
-        "xzbuild/cli/main.py": "import click\nfrom hil import lab\nfrom xzbuild.matrix import listing\n",
+        "xzbuild/cli/main.py": ("import click\nfrom rich.console import Console\nfrom hil import lab\n"
+                                "from xzbuild.matrix import listing\n"),
         "hil/__init__.py": "",
         "hil/lab.py": "from . import __name__ as _n\nfrom hil import plugin\n",
         "hil/plugin.py": "",
@@ -352,8 +444,19 @@ def test_checker_finds_the_layer_violations(synthetic: list[Edge]) -> None:
     assert found == {
         ("xzbuild.core.fsutil", "xzbuild.model.types"),  # (a); core -> core.errors and -> os are fine
         ("xzbuild.matrix.listing", "click"),  # (c); cli.main -> click is fine
+        ("xzbuild.matrix.listing", "rich"),  # (c); cli.main -> rich is fine
         ("xzbuild.matrix.listing", "hil.lab"),  # (b); cli.main -> hil.lab and hil.lab -> hil.plugin are fine
     }
+
+
+def test_checker_finds_imports_against_the_order(synthetic: list[Edge]) -> None:
+    found = {(e.src, e.dst) for e in order_violations(synthetic)}
+    assert found == {
+        ("xzbuild.core.fsutil", "xzbuild.model.types"),  # core < model
+        ("xzbuild.model.naming", "xzbuild.matrix.listing"),  # model < matrix, hidden in a function
+        ("xzbuild.matrix.listing", "hil.lab"),  # matrix < hil; model <-> parts and cli -> all are fine
+    }
+    assert layer_of("xzbuild") == 0 and layer_of("click") is None and layer_of("hil.lab") == len(LAYERS) - 2
 
 
 def test_checker_finds_cycles_as_paths(synthetic: list[Edge]) -> None:

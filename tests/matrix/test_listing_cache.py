@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xzbuild.cli import _start
 from xzbuild.cli._start import fast_listing_args
 from xzbuild.cli.main import cli
 from xzbuild.matrix import cache
@@ -118,23 +120,30 @@ def test_every_argument_changes_the_key(boards: Path, changed: tuple[str, str | 
     assert cache.fingerprint(str(boards), cache.listing_args(*changed)) != base
 
 
-# (argv after `xzbuild`, options the fast path serves, or None: the full CLI runs)
+# (argv after `xzbuild`, options the fast path serves (click's parameter names), or None: the full CLI runs)
 ARGV = [
-    (["matrix", "list", "--json"], {"json": True}),
+    (["matrix", "list", "--json"], {"as_json": True}),
     (["matrix", "list", "--json", "--boards", "b", "--idf-version=6.1", "--all", "--extra", "--cache"],
-     {"json": True, "boards": "b", "idf": "6.1", "include_excluded": True, "extra": True, "cache": True}),
+     {"as_json": True, "boards_dir": "b", "idf": "6.1", "include_excluded": True, "extra": True, "cache": True}),
     (["matrix", "list", "--board", "x/y", "--json", "--target", "esp32"],
-     {"json": True, "board": "x/y", "target": "esp32"}),
-    (["matrix", "list", "--json", "--idf-version", "6.0", "--idf-version", "6.1"], {"json": True, "idf": "6.1"}),
+     {"as_json": True, "board": "x/y", "target": "esp32"}),
+    (["matrix", "list", "--json", "--idf-version", "6.0", "--idf-version", "6.1"], {"as_json": True, "idf": "6.1"}),
+    (["matrix", "list", "--json", "--no-cache", "--cache"], {"as_json": True, "cache": True}),  # the last wins
     (["matrix", "list", "--json", "--idf", "6.0.2"], None),  # deprecated spelling: the CLI prints its note
     (["matrix", "list"], None),  # the table
     (["matrix", "list", "--json", "--no-cache"], None),
     (["matrix", "list", "--json", "--shard", "1/2"], None),
     (["matrix", "list", "--json", "--cost-history", "h.json"], None),
     (["matrix", "list", "--json", "--help"], None),
+    (["matrix", "list", "--json", "-h"], None),
     (["matrix", "list", "--json", "--boards"], None),
     (["matrix", "list", "--json", "--boards="], None),
+    (["matrix", "list", "--json", "--boards=", "--boards", "b"], {"as_json": True, "boards_dir": "b"}),
+    (["matrix", "list", "--json=yes"], None),  # click: "Option '--json' does not take a value"
+    (["matrix", "list", "--jso"], None),  # click matches no abbreviation
     (["matrix", "list", "--json", "extra-arg"], None),
+    (["matrix", "list", "--json", "--", "x"], None),
+    (["matrix", "list", "--json", "--"], {"as_json": True}),  # click: the end of the options, nothing after
     (["matrix", "select", "--json"], None),
     (["--json", "matrix", "list"], None),
     ([], None),
@@ -146,11 +155,68 @@ def test_fast_path_takes_only_plain_listings(argv: list[str], expected: dict[str
     assert fast_listing_args(argv) == expected
 
 
+def _list_command() -> click.Command:
+    return cli.get_command(click.Context(cli), "matrix").commands["list"]  # type: ignore[union-attr]
+
+
+def test_fast_path_table_is_clicks_declarations() -> None:
+    """The scanner's table is click's own declaration of `matrix list`, written out (re-derive it on change)."""
+    derived = _start.option_table(_list_command().params)
+    assert derived == _start.LIST_OPTIONS, f"set LIST_OPTIONS in xzbuild/cli/_start.py to {derived!r}"
+
+
+def test_every_listing_option_is_keyed_or_sent_to_the_cli() -> None:
+    """Each parameter of `matrix list` is in the cache key (listing_args' own parameters), locates or enables
+    the lookup (--boards, --json, --cache), or takes the full CLI: a new option has to be placed."""
+    keyed = set(inspect.signature(cache.listing_args).parameters) - {"shard", "history"}
+    names = {p.name for p in _list_command().params}
+    assert names == keyed | {"boards_dir", "as_json", "cache"} | _start.FULL_CLI_ONLY
+
+
+def _click_reading(argv: list[str]) -> dict[str, object] | None:
+    """What click's own parser makes of `matrix list ARGV`, narrowed to what the fast path may serve: the
+    options given (raw values, before types and callbacks), or None when click refuses the line (a usage
+    error, a positional token) or it is no cacheable listing (no --json, --no-cache last, an option outside the
+    key, an empty value, help)."""
+    command = _list_command()
+    root = click.Context(cli, info_name="xzbuild", **cli.context_settings)  # -h/--help, as `xzbuild` runs it
+    ctx = click.Context(command, info_name="list", parent=click.Context(command, info_name="matrix", parent=root))
+    parser = command.make_parser(ctx)
+    try:
+        opts, args, _ = parser.parse_args(list(argv))
+    except click.UsageError:
+        return None
+    helped = command.get_help_option(ctx)  # -h/--help: not in command.params, so not in the scanner's table
+    if helped is not None and helped.name in opts:
+        return None
+    if args or opts.get("as_json") is not True or opts.get("cache") is False:
+        return None
+    if _start.FULL_CLI_ONLY & opts.keys() or "" in opts.values():
+        return None
+    return opts
+
+
+# click's spellings of `matrix list`'s options (not the scanner's table), each also cut short by one letter
+_SPELLINGS = sorted({o for p in _list_command().params for o in (*p.opts, *p.secondary_opts)})
+_TOKENS = sorted({*_SPELLINGS, *(o[:-1] for o in _SPELLINGS), "--help", "-h", "--", "-", "--json=1",
+                  "--no-cache=", "x", "6.1", "esp32", "a=b", ""})
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_TOKENS), st.sampled_from(["--json"]), st.builds(
+    lambda o, v: f"{o}={v}", st.sampled_from(_SPELLINGS), st.sampled_from(["", "6.1", "x", "--json", "a=b"])),
+    st.text(max_size=4)), max_size=7))
+def test_fast_path_reads_exactly_what_click_reads(argv: list[str]) -> None:
+    """Any command line: the fast path serves it iff click's parser reads it as a cacheable listing, with the
+    same values. (The cache only holds listings click computed, so a line read differently could be served a
+    listing click never meant for it.)"""
+    assert fast_listing_args(["matrix", "list", *argv]) == _click_reading(argv)
+
+
 def test_default_idf_agrees_with_the_cli_and_the_library() -> None:
     from xzbuild.matrix.entries import DEFAULT_IDF
 
-    listing = cli.get_command(click.Context(cli), "matrix").commands["list"]  # type: ignore[union-attr]
-    idf_default = next(p.default for p in listing.params if p.name == "idf")
+    idf_default = next(p.default for p in _list_command().params if p.name == "idf")
     assert cache.DEFAULT_IDF == DEFAULT_IDF == idf_default
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.matrix.build_reads import settings as upstream_settings
+from xzbuild.builder.variant_tables import check_variant_tables
 from xzbuild.cli.main import main
 from xzbuild.model import load_boards
 from xzbuild.partitions import check_fits_flash, read_csv
-from xzbuild.partitions.variants import check_variant_tables
 
 REPO = Path(__file__).resolve().parents[2]
 

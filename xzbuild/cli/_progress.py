@@ -113,7 +113,7 @@ def summary_table(records: list[BuildRecord], stream: IO[str] | None = None) -> 
     """The end-of-run table (failed variants first, quoting the first compiler error) and a count line."""
     from rich.table import Table
 
-    from xzbuild.core.console import table_console
+    from xzbuild.cli._console import table_console
 
     console = table_console(stream or sys.stderr, terminal_width=140)
     interesting = [r for r in records if r.status in (BuildStatus.FAILED, BuildStatus.SKIPPED)]

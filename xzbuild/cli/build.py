@@ -77,7 +77,7 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
                                  param_hint="--build-options-json")
     names = list(variants)
     if selection is not None:
-        from xzbuild.matrix.commands import read_selection
+        from xzbuild.matrix.ci import read_selection
 
         names += sorted(read_selection(selection))
         if not names and not all_ and not selectors:

@@ -18,7 +18,7 @@ from xzbuild.cli._params import Bounded
 from xzbuild.matrix.cache import DEFAULT_IDF  # standard library only, as this module must stay
 
 if TYPE_CHECKING:
-    from xzbuild.matrix.commands import SelectOutcome
+    from xzbuild.matrix.ci import SelectOutcome
     from xzbuild.matrix.entries import MatrixEntry
 
 _BOARDS_OPT = boards_option()
@@ -114,7 +114,7 @@ def _print_listing(entries: list[MatrixEntry], idf: str, include_excluded: bool)
     """Variants grouped by target, then per-target totals (every number is counted here)."""
     from rich.table import Table
 
-    from xzbuild.core.console import table_console
+    from xzbuild.cli._console import table_console
     from xzbuild.matrix import normalize_idf
     from xzbuild.matrix.listing import summarize
 
@@ -175,7 +175,7 @@ def select_cmd(boards_dir: Path, idf: str, legacy_idf: tuple[str, ...], base: st
                cost_history: Path | None) -> None:
     """Variants affected by a change: `--base REV [--head REV]`, or changed paths on stdin (one per line)."""
     idf = (legacy_idf_version(legacy_idf, idf) or (idf,))[-1]
-    from xzbuild.matrix.commands import select
+    from xzbuild.matrix.ci import select
 
     outcome = select(boards_dir, idf, base, head, repo, firmware, threshold, shard, cost_history, mode)
     if as_json:
@@ -224,7 +224,7 @@ def github_cmd(boards_dir: Path, idfs: tuple[str, ...], legacy_idf: tuple[str, .
                cost_history: Path | None) -> None:
     """Print a GitHub Actions `include:` matrix (compact JSON for `$GITHUB_OUTPUT`)."""
     idfs = legacy_idf_version(legacy_idf, idfs) or idfs
-    from xzbuild.matrix.commands import github
+    from xzbuild.matrix.ci import github
 
     outcome = github(boards_dir, idfs, shards, selection, image_template, cost_history)
     click.echo(outcome.text)
@@ -249,10 +249,10 @@ def merge_cmd(results: tuple[Path, ...], matrix_file: Path | None, output: Path)
     Unlike `matrix results merge` (reruns: the most final status wins), shards must be disjoint and, with
     --matrix, complete: every variant of the matrix reported exactly once.
     """
+    from xzbuild.builder.results import merge_shards
     from xzbuild.core.errors import UserError
-    from xzbuild.matrix.commands import merge
 
-    outcome = merge(list(results), matrix_file, output)
+    outcome = merge_shards(list(results), matrix_file, output)
     click.echo(f"{outcome.output}: {outcome.count} variant(s), {len(outcome.failed)} failed", err=True)
     if outcome.failed:
         raise UserError(f"{len(outcome.failed)} variant(s) failed to build: {', '.join(outcome.failed[:10])}")

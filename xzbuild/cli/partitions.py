@@ -119,8 +119,8 @@ def build_cmd(table: Path, output: Path, table_offset: str, bootloader_offset: s
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per variant.")
 def variants_cmd(boards_dir: Path, firmware: Path | None, dist: Path, as_json: bool) -> None:
     """Check every variant's partition table: fits the flash size, app slots hold the last built app."""
+    from xzbuild.builder.variant_tables import check_variant_tables, raise_problems
     from xzbuild.model import load_boards
-    from xzbuild.partitions.variants import check_variant_tables, raise_problems
 
     rows = check_variant_tables(load_boards(boards_dir), firmware, dist if dist.is_dir() else None)
     for r in rows:

@@ -39,11 +39,11 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
               csv_path: Path | None, output: Path | None,
               port: str | None, boards_dir: Path, release: Path | None, table: Path | None, as_json: bool) -> None:
     """Write an NVS partition image for VARIANT that points the board at a server and Wi-Fi network(s)."""
+    from xzbuild.builder.variant_tables import table_path
     from xzbuild.core.errors import UserError
     from xzbuild.core.fsutil import atomic_write_bytes
     from xzbuild.model import load_boards
     from xzbuild.partitions import parse_binary, read_csv
-    from xzbuild.partitions.variants import table_path
     from xzbuild.provision import (
         build_image,
         check_assets_download,

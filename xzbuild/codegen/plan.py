@@ -266,7 +266,7 @@ def _read(root: Path | None, rel: str) -> str | None:
 def _missing_tables(board_set: BoardSet, boards: list[Board], firmware: Path) -> dict[str, bytes]:
     """The partition tables the boards' variants name that the checkout lacks, from ``<boards>/partitions/``
     (a fork board imported with its table); tables the checkout has are never touched."""
-    from xzbuild.importer.tables import board_set_path, is_safe_ref
+    from xzbuild.partitions.refs import board_set_path, is_safe_ref
 
     out: dict[str, bytes] = {}
     for board in boards:

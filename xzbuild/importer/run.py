@@ -25,11 +25,12 @@ from xzbuild.importer.migrate import (
     tree_symbol_rule,
 )
 from xzbuild.importer.sources import build_py_constants, sdkconfig_layer
-from xzbuild.importer.tables import TableRef, board_set_path, board_tables, plan_tables
+from xzbuild.importer.tables import TableRef, board_tables, plan_tables
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
 from xzbuild.model.firmware import FIRMWARE_FILE
 from xzbuild.model.naming import FIRMWARE_DIR_RE, board_file_key, full_name, normalize_p4x
 from xzbuild.model.types import KconfigEntry
+from xzbuild.partitions.refs import board_set_path
 
 TARGET_LAYERS = ("esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31")
 

@@ -10,24 +10,14 @@ where ``boards check`` looks, and ``generate`` writes it into a checkout that la
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import Location, UserError
 from xzbuild.importer.sources import sdkconfig_layer
+from xzbuild.partitions.refs import board_set_path, is_safe_ref
 
 KEY = "PARTITION_TABLE_CUSTOM_FILENAME"
-
-
-def board_set_path(ref: str) -> str:
-    """Path of table ``ref`` under a board set's ``partitions/`` directory."""
-    return ref.removeprefix("partitions/")
-
-
-def is_safe_ref(ref: str) -> bool:
-    """A relative ``.csv`` path that stays inside the tree (the table reference is untrusted board data)."""
-    p = PurePosixPath(ref)
-    return bool(ref) and "\\" not in ref and not p.is_absolute() and ".." not in p.parts and ref.endswith(".csv")
 
 
 @dataclass

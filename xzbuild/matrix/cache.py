@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Everything whose source decides the records.
-_CODE = ("__init__.py", "core", "model", "parts", "matrix", "sdkconfig")
+_CODE = ("__init__.py", "core", "model", "parts", "partitions", "matrix", "sdkconfig")
 _MAGIC = b"xzbuild-list-cache 1"
 _KEEP = 16  # cached listings kept per repository
 DEFAULT_IDF = "6.0.2"  # `matrix list --idf` default (tests check it equals the CLI's and the library's)

@@ -38,7 +38,7 @@ def _str_map(ck: Checker, value: Any, path: str, key_kind: str | None = None,
 def _sdkconfig_layer(ck: Checker, value: Any, path: str) -> dict[str, str]:
     """One sdkconfig.defaults layer: Kconfig keys and values; the partition table a relative CSV path inside
     the tree (it becomes a path ESP-IDF opens)."""
-    from xzbuild.importer.tables import is_safe_ref
+    from xzbuild.partitions.refs import is_safe_ref
 
     out = _str_map(ck, value, path, "sdkconfig_key", "sdkconfig_value")
     table = out.get("PARTITION_TABLE_CUSTOM_FILENAME")

@@ -162,7 +162,7 @@ IDF_DEFAULT_FLASH_SIZE = "2MB"
 def _partition_table(merged: dict[str, str]) -> str:
     """The table ESP-IDF's PARTITION_TABLE_TYPE choice selects: the custom file (``partitions.csv`` unless
     named) when ``PARTITION_TABLE_CUSTOM=y``, else one of ESP-IDF's built-in tables."""
-    from xzbuild.model.idf_tables import builtin_for
+    from xzbuild.partitions.refs import builtin_for
 
     if merged.get("CONFIG_PARTITION_TABLE_CUSTOM") == "y":
         return merged.get("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME", '"partitions.csv"').strip('"')

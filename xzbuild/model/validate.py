@@ -204,7 +204,7 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
     parts_dir = bs.root / "partitions"
     if not parts_dir.is_dir():
         return []
-    from xzbuild.model.idf_tables import builtin_text
+    from xzbuild.partitions.refs import builtin_text
 
     builtin = builtin_text(v.partition_table)
     if builtin is not None:  # ESP-IDF's own table (no custom one configured): it only has to fit the flash
@@ -218,7 +218,7 @@ def _flash_fit(bs: BoardSet, v: Variant) -> list[UserError]:
     rel = v.partition_table.removeprefix("partitions/")
     key = "PARTITION_TABLE_CUSTOM_FILENAME"
     where = v.location(f"sdkconfig.{key}")
-    from xzbuild.importer.tables import is_safe_ref
+    from xzbuild.partitions.refs import is_safe_ref
 
     if not is_safe_ref(v.partition_table):
         return [UserError(f"{v.path_key}: partition table '{v.partition_table}' is not a relative .csv path inside "

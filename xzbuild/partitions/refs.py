@@ -1,11 +1,16 @@
-"""ESP-IDF's built-in partition tables (``components/partition_table/*.csv``), which a build uses when its
+"""How a variant names its partition table, checked before any path is opened.
+
+Either one of ESP-IDF's built-in tables (``components/partition_table/*.csv``), which a build uses when its
 configuration leaves ``PARTITION_TABLE_CUSTOM`` off: the ``PARTITION_TABLE_TYPE`` choice, whose default is
 the single-app table. A variant's ``partition_table`` names them ``esp-idf/<file>`` (no board set or
-firmware tree holds that path)."""
+firmware tree holds that path). Or a custom CSV, named (``CONFIG_PARTITION_TABLE_CUSTOM_FILENAME``) relative
+to the firmware root: untrusted board data, so it must be a relative ``.csv`` path inside the tree.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 PREFIX = "esp-idf/"
 # (Kconfig choice member, file, CSV text) in ESP-IDF's order; the first is the choice's default.
@@ -35,3 +40,14 @@ def builtin_for(config: Mapping[str, str]) -> str:
 def builtin_text(ref: str) -> str | None:
     """The CSV text of built-in table ``ref`` (``esp-idf/<file>``); None for any other reference."""
     return next((text for _, name, text in BUILTIN if ref == PREFIX + name), None)
+
+
+def is_safe_ref(ref: str) -> bool:
+    """A relative ``.csv`` path that stays inside the tree (the table reference is untrusted board data)."""
+    p = PurePosixPath(ref)
+    return bool(ref) and "\\" not in ref and not p.is_absolute() and ".." not in p.parts and ref.endswith(".csv")
+
+
+def board_set_path(ref: str) -> str:
+    """Path of table ``ref`` under a board set's ``partitions/`` directory."""
+    return ref.removeprefix("partitions/")

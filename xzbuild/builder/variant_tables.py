@@ -1,4 +1,5 @@
-"""Every variant's partition table against its flash size and, when a release exists, its last built app."""
+"""Every variant's partition table against its flash size and, when a release exists, its last built app
+(`xzbuild partitions variants`: the board set, the tables and the built apps in `dist/` together)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild.core.errors import UserError
-from xzbuild.model.idf_tables import builtin_text
 from xzbuild.partitions.checks import check_app_fits, check_fits_flash
+from xzbuild.partitions.refs import builtin_text
 from xzbuild.partitions.table import PartitionTable, parse_csv, read_csv
 
 if TYPE_CHECKING:

@@ -1,16 +1,16 @@
-"""Implementations behind `matrix select`, `matrix github` and `matrix merge`: each returns what it found, and
-the CLI (`xzbuild.cli.matrix`) prints it."""
+"""What a CI run builds, read from the board files: the variants a change affects (`matrix select`), the
+GitHub Actions include matrix (`matrix github`) and a selection read back (`--selection`). Each returns what
+it found; the CLI (`xzbuild.cli.matrix`) prints it."""
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xzbuild.core.errors import Location, UserError
-from xzbuild.core.fsutil import atomic_write_text, read_user_text
+from xzbuild.core.fsutil import read_user_text
 from xzbuild.matrix.entries import list_variants, normalize_idf
 from xzbuild.matrix.shard import CostModel, apply_shard
 
@@ -165,52 +165,3 @@ def github(boards_dir: Path, idfs: tuple[str, ...], shards: int | None, selectio
     matrix = github_matrix(assignment, shards, model, image_template)
     built = sum(len(v) for v in assignment.by_idf.values())
     return GithubOutcome(matrix, dump(matrix), built, assignment.unbuildable)
-
-
-@dataclass(frozen=True)
-class MergeOutcome:
-    """`matrix merge`'s answer: the manifest written, how many variants it lists and which of them failed."""
-
-    output: Path
-    count: int
-    failed: list[str]
-
-
-def merge(results: list[Path], matrix_file: Path | None, output: Path) -> MergeOutcome:
-    """`matrix merge`: one sorted manifest from shard results, written to ``output``; every expected variant exactly
-    once. Failed builds are listed in the outcome (the CLI exits 1 for them).
-
-    The files are read with the build package's own reader (``read_records``), the one `matrix results merge`
-    uses, so both commands accept and reject the same lines.
-    """
-    from xzbuild.builder.results import BuildRecord, BuildStatus, read_records_at
-    from xzbuild.core.jsonread import expect, read_json
-
-    merged: dict[str, BuildRecord] = {}
-    seen_at: dict[str, str] = {}
-    for path in results:
-        for where, record in read_records_at(path):
-            name = record.full_name
-            if name in merged:
-                raise UserError(f"{name} is reported twice (also in {seen_at[name]}); shards must not overlap", where)
-            merged[name] = record
-            seen_at[name] = str(where)
-    if matrix_file is not None:
-        matrix = read_json(matrix_file, "expected the JSON that `matrix github` prints")
-        where = Location(str(matrix_file), 1, 1)
-        if not isinstance(matrix, dict) or not isinstance(matrix.get("include"), list):
-            raise UserError("expected the JSON that `matrix github` prints ({\"include\": [...]})", where)
-        expected = set()
-        for number, job in enumerate(matrix["include"]):
-            expect(job, dict, f"include[{number}]", where)
-            expected |= set(expect(job.get("variants", ""), str, f"include[{number}].variants", where).split())
-        missing = sorted(expected - set(merged))
-        if missing:
-            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-            raise UserError(f"no build result for {', '.join(missing[:10])}{more}; a shard failed or was not "
-                            "downloaded", Location(str(matrix_file)))
-    failed = sorted(n for n, r in merged.items() if r.status is BuildStatus.FAILED)
-    manifest = {"schema_version": 1, "count": len(merged), "failed": failed,
-                "variants": [json.loads(merged[n].to_json()) for n in sorted(merged)]}
-    atomic_write_text(output, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    return MergeOutcome(output, len(merged), failed)
