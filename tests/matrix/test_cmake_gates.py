@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.matrix.conftest import make_entry
-from xzbuild.matrix.cmake_gates import Gate, off_by_default, release_config, source_gate, union
+from xzbuild.matrix.cmake_gates import Gate, off_by_default, source_gate, union
 from xzbuild.matrix.graph import BoardGraph, load_path_map
 from xzbuild.matrix.select import select_variants
+from xzbuild.sdkconfig.resolve import release_config
 
 UNIVERSE = frozenset({"esp32", "esp32c3", "esp32s3", "esp32p4"})
 
