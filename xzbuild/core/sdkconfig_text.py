@@ -23,7 +23,7 @@ spelling shows (a quoted string unescaped, anything else as written).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,16 +154,9 @@ def format_line(name: str, value: str, kind: str) -> str:
     return f"{key}={value}"
 
 
-def format_raw(name: str, raw: str) -> str:
-    """An assignment whose value is already spelled as sdkconfig spells it (:attr:`Assignment.raw`)."""
-    return f"{PREFIX}{name.removeprefix(PREFIX)}={raw}"
-
-
-def write_text(symbols: Iterable[tuple[str, str, str]] | Mapping[str, tuple[str, str]],
-               header: str | None = None) -> str:
-    """sdkconfig text for ``(name, kind, value)`` triples (or name → (kind, value)), one line each, in order,
-    after an optional ``#`` header line; a trailing newline."""
-    items = ([(n, k, v) for n, (k, v) in symbols.items()] if isinstance(symbols, Mapping) else list(symbols))
-    lines = ([f"# {header.removeprefix('# ')}"] if header is not None else [])
-    lines += [format_line(n, v, k) for n, k, v in items]
+def write_text(symbols: Iterable[tuple[str, str, str]], header: str | None = None) -> str:
+    """sdkconfig text for ``(name, kind, value)`` triples, one line each in order (see :func:`format_line`),
+    after an optional ``# header`` line; a trailing newline."""
+    lines = [f"# {header}"] if header is not None else []
+    lines += [format_line(name, value, kind) for name, kind, value in symbols]
     return "".join(line + "\n" for line in lines)
