@@ -5,7 +5,8 @@ writer (``esp_kconfiglib``): every expected value here is what the reference mak
   ``main/boards`` and every build's ``sdkconfig_append`` of the boards' ``config.json`` (the fragments
   ``scripts/build.py`` layers on top), loaded into upstream's ``main/Kconfig.projbuild``: a symbol that
   Kconfig declares is compared by the value the loader gives it, every other one by the raw value the loader
-  records for an undefined symbol (``Kconfig.missing_syms``);
+  records for an undefined symbol (``Kconfig.missing_syms``); likewise the defaults fragment of every variant
+  of the repository's board files;
 - a text with each corner of the format (``is not set``, escapes, inline comments, indented and malformed
   lines, a later assignment winning) against a Kconfig that declares each type;
 - the writer: its text re-read by the reference gives back every value, and each line equals the line
@@ -92,6 +93,22 @@ def test_upstream_files_read_as_esp_idf_reads_them(upstream: Path, tmp_path: Pat
         assert reader_values(kconf, path) == expected, path
         declared += sum(1 for name in expected if kconf.syms.get(name) is not None and kconf.syms[name].nodes)
     assert declared > 100  # board symbols, display and wake-word choices: the typed path is exercised
+
+
+def test_our_board_fragments_read_as_esp_idf_reads_them(upstream: Path, repo_root: Path, tmp_path: Path) -> None:
+    """The defaults fragment each variant of the repository's board files gets (``Fragment.text``, what
+    ``matrix build`` hands idf.py), read by the reader and by the loader."""
+    from xzbuild.model import load_boards
+    from xzbuild.sdkconfig.fragment import variant_fragment
+
+    board_set = load_boards(repo_root / "boards")
+    kconf = reference(upstream / "main" / "Kconfig.projbuild")
+    variants = [v for v in board_set.variants() if v.kconfig is not None]
+    assert len(variants) > 100
+    for v in variants:
+        path = tmp_path / f"{v.full_name}.fragment"
+        path.write_text(variant_fragment(v, board_set.firmware).text(), encoding="utf-8")
+        assert reader_values(kconf, path) == reference_values(kconf, path), v.full_name
 
 
 def test_upstream_symbols_written_as_esp_idf_writes_them(upstream: Path) -> None:
