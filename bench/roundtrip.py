@@ -30,9 +30,10 @@ from tests.codegen import readback  # noqa: E402
 from xzbuild.codegen.cpp_equiv import compare_headers  # noqa: E402
 from xzbuild.codegen.hooks import hook_key, read_hooks  # noqa: E402
 from xzbuild.codegen.jsonfmt import format_config_json  # noqa: E402
-from xzbuild.codegen.kconfig_check import KconfigEvaluator, variant_fragment  # noqa: E402
+from xzbuild.codegen.kconfig_check import variant_fragment  # noqa: E402
 from xzbuild.codegen.plan import config_json_value  # noqa: E402
 from xzbuild.codegen.tables import DEPENDENCY_LISTS  # noqa: E402
+from xzbuild.sdkconfig.evaluate import KconfigEvaluator  # noqa: E402
 
 
 def _xzbuild(*args: str) -> int:

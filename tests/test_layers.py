@@ -29,8 +29,7 @@ The rules (README.md, "Architecture"):
     needs only core, and the board model's validation reads tables, so it sits under `model/` (its one
     board-set report, `builder/variant_tables.py`, sits with the built apps it reads); `provision.py` sits
     beside `builder/`, the beside-packages just under `cli/`. Every module of the tree must lie in one layer,
-    so a new package has to be placed before it passes. `UPWARD_ALLOWED` names, edge by edge, the upward
-    imports another branch is removing; an entry that no longer occurs fails too, so it is deleted with them.
+    so a new package has to be placed before it passes.
 
 The failing messages list every offending edge as `importer -> imported  (file:line)` and every cycle as a
 path of modules.
@@ -79,15 +78,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     BESIDE,
     (CLI,),
 )
-# Upward imports that are being removed on another branch, each (importer, imported) pair named; every import
-# of such a pair is let through. Nothing else may be added here.
-UPWARD_ALLOWED: frozenset[tuple[str, str]] = frozenset({
-    # removed by branch sdkcfg (issue 43 item 2)
-    ("xzbuild.sdkconfig.fragment", "xzbuild.matrix.upstream_record"),
-    ("xzbuild.sdkconfig.resolve", "xzbuild.matrix.entries"),
-    ("xzbuild.sdkconfig.resolve", "xzbuild.matrix.cmake_gates"),
-    ("xzbuild.sdkconfig.resolve", "xzbuild.codegen.kconfig_check"),  # two imports of it
-})
 
 
 @dataclass(frozen=True)
@@ -359,16 +349,9 @@ def test_every_module_lies_in_a_layer() -> None:
 
 def test_layers_are_ordered() -> None:
     upward = order_violations(tree_edges())
-    offending = [e.show(REPO) for e in upward if (e.src, e.dst) not in UPWARD_ALLOWED]
+    offending = [e.show(REPO) for e in upward]
     order = " < ".join("/".join(p.removeprefix("xzbuild.") for p in layer) for layer in LAYERS)
     _fail_listing(f"imports against the order of the layers ({order})", offending)
-
-
-def test_upward_allowance_is_not_stale() -> None:
-    """Once the branch that removes an allowed upward import is merged, its entry must go too."""
-    present = {(e.src, e.dst) for e in order_violations(tree_edges())}
-    _fail_listing("UPWARD_ALLOWED entries that no longer occur (delete them)",
-                  sorted(f"{src} -> {dst}" for src, dst in UPWARD_ALLOWED - present))
 
 
 def _show_cycle(cycle: Sequence[str], edges: Sequence[Edge], root: Path) -> str:

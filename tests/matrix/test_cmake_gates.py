@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.matrix.conftest import FileTexts, make_entry
-from xzbuild.matrix.cmake_gates import Gate, off_by_default, release_config, source_gate, union
+from xzbuild.matrix.cmake_gates import Gate, off_by_default, source_gate, union
 from xzbuild.matrix.graph import BoardGraph, load_path_map
 from xzbuild.matrix.select import select_variants
+from xzbuild.sdkconfig.resolve import release_config
 
 UNIVERSE = frozenset({"esp32", "esp32c3", "esp32s3", "esp32p4"})
 
@@ -154,3 +155,27 @@ def test_new_off_option_selects_only_variants_that_set_it(board_set) -> None:  #
     for e in sel.entries:
         config = release_config(e)
         assert config is not None and config.get("CONFIG_USE_DEVICE_AEC") == "y"
+
+
+def test_a_line_without_config_prefix_leaves_the_release_config_alone(board_set, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ESP-IDF's loader ignores an sdkconfig line without ``CONFIG_`` (no assignment at all), so a variant whose
+    append carries one (upstream ships some, kept as ``sdkconfig_unprefixed``) has the release configuration
+    it has without it; the expansion of its build options used to refuse the line, leaving it unknown."""
+    import dataclasses
+
+    import esp_kconfiglib
+
+    from xzbuild.matrix.entries import list_variants
+
+    (tmp_path / "Kconfig").write_text('mainmenu "nothing"\n', encoding="utf-8")
+    (tmp_path / "sdkconfig").write_text("LV_USE_DEMO=y\n", encoding="utf-8")
+    kconf = esp_kconfiglib.Kconfig(str(tmp_path / "Kconfig"), warn=False)
+    kconf.load_config(str(tmp_path / "sdkconfig"), replace=True)
+    assert kconf.missing_syms == []  # not even an assignment to an unknown symbol
+
+    entry = next(e for e in list_variants(board_set, "6.0.2") if e.enabled and e.variant and e.variant.build_options)
+    assert entry.variant is not None
+    variant = dataclasses.replace(entry.variant, sdkconfig_append=[*entry.variant.sdkconfig_append, "LV_USE_DEMO=y"])
+    with_line = dataclasses.replace(entry, variant=variant)
+    assert release_config(with_line) is not None
+    assert release_config(with_line) == release_config(entry)

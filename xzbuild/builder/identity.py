@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xzbuild.builder.job import BuildJob
+from xzbuild.core import sdkconfig_text
 from xzbuild.core.cmake import read as read_cmake
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
 
 KCONFIG = "main/Kconfig.projbuild"
 TABLES = ("main/Kconfig.projbuild", "main/CMakeLists.txt")
-_LINE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
-_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -73,9 +72,9 @@ def _depends(kconfig_text: str, line: int) -> str:
 def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allow_drift: bool = False) -> Preflight:
     """Run the pre-build checks for ``jobs``; refused variants are never handed to idf.py."""
     from xzbuild.codegen import writer
-    from xzbuild.codegen.kconfig_check import KconfigEvaluator
     from xzbuild.codegen.plan import build_plan
     from xzbuild.core.errors import UserError
+    from xzbuild.sdkconfig.evaluate import KconfigEvaluator
 
     result = Preflight()
     kconfig_path = firmware / KCONFIG
@@ -163,33 +162,23 @@ def _row(data: bytes, path: str, symbol: str) -> str | None:
 # ---- after the build ----
 
 def read_resolved(build: Path) -> dict[str, Any]:
-    """The resolved configuration: ``config/sdkconfig.json`` as ESP-IDF writes it, else parsed ``sdkconfig``."""
+    """The resolved configuration: ``config/sdkconfig.json`` as ESP-IDF writes it, else the ``sdkconfig`` read
+    by ``xzbuild.core.sdkconfig_text`` and spelled as the JSON does (``y`` true, ``is not set`` false,
+    strings unquoted)."""
     try:
         return dict(json.loads((build / "config" / "sdkconfig.json").read_text(encoding="utf-8")))
     except (OSError, ValueError):
         pass
     values: dict[str, Any] = {}
-    text = (build / "sdkconfig").read_text(encoding="utf-8")
-    for raw in text.splitlines():
-        line = raw.strip()
-        if (m := _UNSET.match(line)) is not None:
-            values[m.group(1)[7:]] = False
-        elif (m := _LINE.match(line)) is not None:
-            value = m.group(2)
-            values[m.group(1)[7:]] = True if value == "y" else value[1:-1] if value.startswith('"') else value
+    path = build / "sdkconfig"
+    for a in sdkconfig_text.read_text(path.read_text(encoding="utf-8"), str(path)):
+        values[a.name] = False if a.unset else True if a.raw == "y" else a.value
     return values
 
 
 def fragment_assignments(fragment: str) -> dict[str, str]:
-    """``CONFIG_X`` → wanted value (``n`` for ``is not set``), last line per key wins."""
-    out: dict[str, str] = {}
-    for raw in fragment.splitlines():
-        line = raw.strip()
-        if (m := _UNSET.match(line)) is not None:
-            out[m.group(1)] = "n"
-        elif (m := _LINE.match(line)) is not None:
-            out[m.group(1)] = m.group(2)
-    return out
+    """``CONFIG_X`` → wanted value as written (``n`` for ``is not set``), last line per key wins."""
+    return sdkconfig_text.values(fragment.splitlines(), "fragment")
 
 
 def _spell(value: Any) -> str:
@@ -208,7 +197,7 @@ def _survived(wanted: str, got: Any) -> bool:
     if got is None or isinstance(got, bool):
         return False
     if wanted.startswith('"'):
-        return str(got) == wanted[1:-1].replace('\\"', '"')
+        return str(got) == sdkconfig_text.unquote(wanted)
     try:
         return int(str(got), 0) == int(wanted, 0)
     except ValueError:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild.builder.job import BuildJob
+from xzbuild.core import sdkconfig_text
 from xzbuild.core.errors import UserError
 
 FRAGMENT_NAME = "xzbuild.sdkconfig.defaults"
@@ -198,13 +199,12 @@ def configured_problems(sdkconfig: Path, checks: tuple[tuple[str, str], ...]) ->
         text = sdkconfig.read_text(encoding="utf-8")
     except OSError:
         return [f"{sdkconfig} was not generated"]
-    enabled = set(re.findall(r"^(CONFIG_\w+)=y$", text, re.M))
+    enabled = {a.key for a in sdkconfig_text.read_text(text, str(sdkconfig)) if a.raw == "y"}
     bad: dict[str, list[str]] = {}
     for option, line in checks:
-        key, _, value = line.partition("=")
-        rejected = key in enabled if value == "n" else key not in enabled
-        if rejected:
-            bad.setdefault(option, []).append(line)
+        for a in sdkconfig_text.read_lines([line], option):
+            if (a.key in enabled) if a.raw == "n" else (a.key not in enabled):
+                bad.setdefault(option, []).append(line)
     return [f"{option}: Kconfig rejected {', '.join(lines)}" for option, lines in bad.items()]
 
 

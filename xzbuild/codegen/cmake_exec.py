@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xzbuild.core import sdkconfig_text
 from xzbuild.core.errors import Location, UserError
 
 CMAKE_PATH = "main/CMakeLists.txt"
@@ -330,11 +331,8 @@ def board_variants(board_set: object) -> list[VariantInput]:
             entry = v.kconfig
             if entry is None:
                 continue
-            config = {k: val[1:-1] if len(val) >= 2 and val[0] == val[-1] == '"' else val
-                      for k, val in v.effective_sdkconfig.items()}
-            for line in board_lines(v)[1]:
-                key, _, value = line.partition("=")
-                config[key.strip()] = value.strip().strip('"')
+            config = {k: sdkconfig_text.unquote(val) for k, val in v.effective_sdkconfig.items()}
+            config.update((a.key, a.value) for a in sdkconfig_text.read_lines(board_lines(v)[1]))
             config[entry.config] = "y"
             expected = {"BOARD_DIR": board.dir, "BOARD_TYPE": board.type, "BOARD_NAME": v.full_name,
                         "DEFAULT_EMOJI_COLLECTION": entry.emoji_collection or ""}

@@ -6,6 +6,7 @@ import ast
 import re
 from pathlib import Path
 
+from xzbuild.core import sdkconfig_text
 from xzbuild.model.types import CODEC_CLASSES, NETWORK_CLASSES, SourceFacts
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
@@ -76,9 +77,10 @@ def guess_target(board_dir: Path) -> str | None:
     """For dirs with no config.json and no Kconfig target: a board sdkconfig's ``CONFIG_IDF_TARGET``, else
     the target the dir name or the sources mention most."""
     for path in sorted(board_dir.glob("sdkconfig*")):
-        m = re.search(r'^CONFIG_IDF_TARGET="(\w+)"', path.read_text(encoding="utf-8", errors="replace"), re.M)
-        if m:
-            return m.group(1)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        raw = sdkconfig_text.last_values(sdkconfig_text.read_text(text, str(path))).get("CONFIG_IDF_TARGET", "")
+        if raw.startswith('"') and re.fullmatch(r"\w+", target := sdkconfig_text.unquote(raw)):
+            return target
     for token, target in (("s31", "esp32s31"), ("p4", "esp32p4"), ("s3", "esp32s3"), ("c3", "esp32c3"),
                           ("c5", "esp32c5"), ("c6", "esp32c6")):
         if token in re.split(r"[^a-z0-9]+", board_dir.name.lower()):
@@ -112,13 +114,6 @@ def build_py_constants(build_py: Path) -> tuple[set[str], dict[str, str]]:
 
 
 def sdkconfig_layer(path: Path) -> dict[str, str]:
-    """``CONFIG_X=value`` lines of a sdkconfig.defaults file (key without CONFIG_, value verbatim)."""
-    out: dict[str, str] = {}
-    if not path.is_file():
-        return out
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line.startswith("CONFIG_") and "=" in line:
-            key, value = line.split("=", 1)
-            out[key[len("CONFIG_"):]] = value
-    return out
+    """The assignments of a sdkconfig.defaults file (key without CONFIG_, value as written; ``n`` for
+    ``# CONFIG_X is not set``), read by ``xzbuild.core.sdkconfig_text``; a missing file has none."""
+    return sdkconfig_text.last_values(sdkconfig_text.read_file(path), prefixed=False)

@@ -21,6 +21,7 @@ from xzbuild.core import kconfig_text
 from xzbuild.core.cmake import Branch, Command
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.matrix.entries import MatrixEntry
+from xzbuild.sdkconfig.resolve import release_config
 
 _TARGET = re.compile(r"^CONFIG_IDF_TARGET_(\w+)$")
 _SOURCE_LIST = re.compile(r"^\s*(?:set\s*\(\s*SOURCES\b|list\s*\(\s*APPEND\s+SOURCES\b)", re.IGNORECASE)
@@ -48,33 +49,6 @@ class Gate:
             return True
         configs = [today, *(c for side in sides if (c := side(entry)) is not None)]
         return any(config.get(f"CONFIG_{o}") == "y" for config in configs for o in self.options)
-
-
-def release_config(entry: MatrixEntry) -> dict[str, str] | None:
-    """The sdkconfig assignments a release build of ``entry`` makes: the layered defaults and the variant's
-    append, plus what its build options expand to (as `matrix build` does). None when unknown."""
-    variant = entry.variant
-    if variant is None:
-        return None
-    config = dict(variant.effective_sdkconfig)
-    if variant.build_options:
-        if entry.firmware is None:
-            return None
-        from xzbuild.core.errors import UserError
-        from xzbuild.matrix.upstream_record import build_option_definitions
-        from xzbuild.sdkconfig.fragment import assignments, expand_build_options, normalize_build_options
-
-        try:
-            definitions = build_option_definitions(variant, entry.firmware)
-            selected = normalize_build_options(definitions, {})
-            lines = expand_build_options(definitions, selected, assignments(variant.sdkconfig_append,
-                                                                            variant.board.dir))
-        except UserError:
-            return None
-        for line in lines:
-            key, _, value = line.partition("=")
-            config[key] = value
-    return config
 
 
 @functools.lru_cache(maxsize=8)

@@ -53,7 +53,7 @@ class MatrixEntry:
 
     def to_upstream_record(self) -> dict[str, Any]:
         """The record upstream's ``build.py --list-boards --json`` prints for this variant (same keys, order)."""
-        from xzbuild.matrix.upstream_record import build_option_definitions
+        from xzbuild.sdkconfig.build_options import build_option_definitions
 
         if self.variant is None or self.firmware is None:
             raise ValueError(f"{self.full_name}: entry has no model variant to derive the record from")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import UserError
-from xzbuild.matrix.cmake_gates import Gate, release_config, source_gate, union
+from xzbuild.matrix.cmake_gates import Gate, source_gate, union
 from xzbuild.matrix.content import ContentSource
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
@@ -38,6 +38,7 @@ from xzbuild.matrix.manifest import component_manifest_change
 from xzbuild.matrix.side_config import side_release_configs
 from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
 from xzbuild.model.naming import TARGETS
+from xzbuild.sdkconfig.resolve import release_config
 
 # Selections are exact: rounding a large one up to "everything" (Zephyr-style) only adds builds, so it is off
 # unless asked for (`--threshold 0.8`).

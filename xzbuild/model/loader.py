@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from xzbuild.core import sdkconfig_text
 from xzbuild.core.boardsdir import HOW
 from xzbuild.core.errors import Location, UserError, UserErrors
 from xzbuild.core.yamlmarks import load_marked
@@ -172,8 +173,8 @@ def _partition_table(merged: dict[str, str]) -> str:
 def _effective(defaults: tuple[dict[str, str], str | None], v: Variant) -> None:
     """Layer the target's defaults and the append; derive flash size, partition table, PSRAM."""
     merged = dict(defaults[0])
-    pairs = [tuple(line.split("=", 1)) for line in v.sdkconfig_append if "=" in line]
-    flash = _layer(merged, defaults[1], pairs)  # type: ignore[arg-type]
+    pairs = [(a.key, a.raw) for a in sdkconfig_text.read_lines(v.sdkconfig_append, v.path_key)]
+    flash = _layer(merged, defaults[1], pairs)
     v.effective_sdkconfig = merged
     v.flash_size = flash or IDF_DEFAULT_FLASH_SIZE
     v.partition_table = _partition_table(merged)

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from xzbuild.core import sdkconfig_text
 from xzbuild.core.errors import UserError
+from xzbuild.sdkconfig.build_options import build_option_definitions
 
 if TYPE_CHECKING:
     from xzbuild.model import FirmwareFacts, Variant
@@ -58,17 +60,6 @@ class Fragment:
     def text(self, header: str = HEADER) -> str:
         """File content: one comment line, the assignments, a trailing newline."""
         return header + "\n" + "\n".join(self.lines) + "\n"
-
-
-def assignments(lines: Iterable[str], source: str = "sdkconfig") -> dict[str, str]:
-    """Last value per key of ``CONFIG_X=value`` lines; anything else is a user error."""
-    out: dict[str, str] = {}
-    for line in lines:
-        key, sep, value = line.strip().partition("=")
-        if not sep or not key.startswith("CONFIG_"):
-            raise UserError(f"{source}: invalid sdkconfig assignment {line!r}; expected CONFIG_NAME=value")
-        out[key] = value
-    return out
 
 
 def merge_options(base: Iterable[str], override: Iterable[str]) -> list[str]:
@@ -206,8 +197,6 @@ def expand_build_options(definitions: list[dict[str, Any]], options: Mapping[str
 def variant_fragment(variant: Variant, firmware: FirmwareFacts, *, language: str | None = None,
                      wake_word: str | None = None, build_options: Mapping[str, object] | None = None) -> Fragment:
     """The defaults fragment for one variant plus optional user choices (upstream ``build_board`` order)."""
-    from xzbuild.matrix.upstream_record import build_option_definitions
-
     symbol, lines = board_lines(variant)
     user: list[str] = []
     required: list[tuple[str, list[str]]] = []
@@ -225,8 +214,7 @@ def variant_fragment(variant: Variant, firmware: FirmwareFacts, *, language: str
     if build_options is not None or variant.build_options:
         definitions = build_option_definitions(variant, firmware)
         selected = normalize_build_options(definitions, build_options or {})
-        option_lines = expand_build_options(definitions, selected,
-                                            assignments(variant.sdkconfig_append, variant.board.dir))
+        option_lines = expand_build_options(definitions, selected, sdkconfig_text.values(variant.sdkconfig_append))
         user += option_lines
     merged = apply_auto_selects(merge_options(lines, user))
     return Fragment(merged, symbol, selected, required, option_lines)

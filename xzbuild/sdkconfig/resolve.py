@@ -2,7 +2,7 @@
 
 What reaches a compiler is not the fragment a build passes to idf.py but what Kconfig makes of it: ESP-IDF
 drops lines whose dependencies fail and fills in defaults. The firmware's ``main/Kconfig.projbuild`` is
-evaluated with esp-idf-kconfig (``xzbuild.codegen.kconfig_check.KconfigEvaluator``, ESP-IDF's own symbols
+evaluated with esp-idf-kconfig (``xzbuild.sdkconfig.evaluate.KconfigEvaluator``, ESP-IDF's own symbols
 stubbed), on top of the firmware's ``sdkconfig.defaults`` layers, the variant's board line and append, and
 its expanded build options (as `matrix build` writes them). Symbols only ESP-IDF's components declare keep
 the value the layers give them.
@@ -18,10 +18,30 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+from xzbuild.core import sdkconfig_text
+from xzbuild.core.errors import UserError
+from xzbuild.core.sdkdefaults import defaults_files
+from xzbuild.sdkconfig.build_options import build_option_definitions
+from xzbuild.sdkconfig.evaluate import KconfigEvaluator
+from xzbuild.sdkconfig.fragment import board_lines, expand_build_options, normalize_build_options
 
 if TYPE_CHECKING:
-    from xzbuild.matrix.entries import MatrixEntry
+    from xzbuild.model import FirmwareFacts, Variant
+
+
+class Buildable(Protocol):
+    """What resolving needs of one build of a variant: ``xzbuild.matrix.entries.MatrixEntry`` is one."""
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def variant(self) -> Variant | None: ...
+
+    @property
+    def firmware(self) -> FirmwareFacts | None: ...
 
 
 @dataclass(frozen=True)
@@ -35,10 +55,28 @@ class ResolvedConfig:
         return self.values.get(symbol.removeprefix("CONFIG_"))
 
 
-def release_lines(entry: MatrixEntry) -> list[str]:
-    """The ``CONFIG_X=v`` lines a release build of ``entry`` gives idf.py (board line, append, options)."""
-    from xzbuild.sdkconfig.fragment import board_lines
+def release_config(entry: Buildable) -> dict[str, str] | None:
+    """The sdkconfig assignments a release build of ``entry`` makes: the layered defaults and the variant's
+    append, plus what its build options expand to (as `matrix build` does). None when unknown."""
+    variant = entry.variant
+    if variant is None:
+        return None
+    config = dict(variant.effective_sdkconfig)
+    if variant.build_options:
+        if entry.firmware is None:
+            return None
+        try:
+            definitions = build_option_definitions(variant, entry.firmware)
+            selected = normalize_build_options(definitions, {})
+            lines = expand_build_options(definitions, selected, sdkconfig_text.values(variant.sdkconfig_append))
+        except UserError:
+            return None
+        config.update(sdkconfig_text.values(lines))
+    return config
 
+
+def release_lines(entry: Buildable) -> list[str]:
+    """The ``CONFIG_X=v`` lines a release build of ``entry`` gives idf.py (board line, append, options)."""
     variant = entry.variant
     if variant is None:
         return []
@@ -46,10 +84,8 @@ def release_lines(entry: MatrixEntry) -> list[str]:
     return lines + option_lines(entry)
 
 
-def option_lines(entry: MatrixEntry) -> list[str]:
+def option_lines(entry: Buildable) -> list[str]:
     """The lines ``entry``'s build options expand to that the layered defaults and the append do not give."""
-    from xzbuild.matrix.cmake_gates import release_config
-
     variant = entry.variant
     if variant is None:
         return []
@@ -66,7 +102,7 @@ class Resolver:
         path = firmware / "main" / "Kconfig.projbuild"
         self.kconfig_text = kconfig_text if kconfig_text is not None else (
             path.read_text(encoding="utf-8") if path.is_file() else "")
-        self._evaluator: object | None = None
+        self._evaluator: KconfigEvaluator | None = None
         self._memo: dict[str, ResolvedConfig] = {}
         self._owned: tempfile.TemporaryDirectory[str] | None = None
 
@@ -83,8 +119,6 @@ class Resolver:
         return resolver
 
     def _key(self, target: str, lines: Sequence[str]) -> str:
-        from xzbuild.core.sdkdefaults import defaults_files
-
         digest = hashlib.sha256(self.kconfig_text.encode())
         for file in defaults_files(self.firmware, target):
             digest.update(file.name.encode() + b"\0" + file.read_bytes())
@@ -95,26 +129,21 @@ class Resolver:
         """Evaluate ``lines`` on ``target``."""
         key = self._key(target, lines)
         if key not in self._memo:
-            from xzbuild.codegen.kconfig_check import KconfigEvaluator
-
             if self._evaluator is None:
                 self._evaluator = KconfigEvaluator(self.kconfig_text, self.firmware)
-            assert isinstance(self._evaluator, KconfigEvaluator)
             evaluation = self._evaluator.evaluate(target, list(lines))
             # ESP-IDF always defines CONFIG_IDF_TARGET (the target's name); a side of a change may build a
             # variant for another target than today's board file names, and compile classes key on this one.
             self._memo[key] = ResolvedConfig({**dict(evaluation.values), "IDF_TARGET": target})
         return self._memo[key]
 
-    def resolve(self, entry: MatrixEntry) -> ResolvedConfig:
+    def resolve(self, entry: Buildable) -> ResolvedConfig:
         """The resolved sdkconfig of one matrix entry."""
         return self.resolve_lines(entry.target, release_lines(entry))
 
     def close(self) -> None:
         """Remove the evaluator's temporary Kconfig files."""
-        from xzbuild.codegen.kconfig_check import KconfigEvaluator
-
-        if isinstance(self._evaluator, KconfigEvaluator):
+        if self._evaluator is not None:
             self._evaluator.close()
         self._evaluator = None
         if self._owned is not None:

@@ -1,9 +1,12 @@
-"""The build options of upstream's `--list-boards --json` records (spec §10.3), derived from the board model;
-`MatrixEntry.to_upstream_record` puts them in the record."""
+"""The curated build options a variant offers (upstream's `--list-boards --json` records, spec §10.3), derived
+from the board model: `MatrixEntry.to_upstream_record` puts them in the record, and a variant's defaults
+fragment (`xzbuild.sdkconfig.fragment`) expands the chosen ones to sdkconfig lines."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from xzbuild.core import sdkconfig_text
 
 if TYPE_CHECKING:
     from xzbuild.model import FirmwareFacts, Variant
@@ -21,22 +24,12 @@ HIDDEN_DISPLAY_MODELS = {"LCD_CUSTOM"}
 NO_LOCAL_WIFI_TARGETS = {"esp32p4"}
 
 
-def _assignments(lines: list[str]) -> dict[str, str]:
-    """Last value per key of `CONFIG_X=v` lines (the variant's own append, as upstream reads it)."""
-    out: dict[str, str] = {}
-    for line in lines:
-        key, sep, value = line.strip().partition("=")
-        if sep and key.startswith("CONFIG_"):
-            out[key] = value
-    return out
-
-
 def build_option_definitions(variant: Variant, firmware: FirmwareFacts) -> list[dict[str, Any]]:
     """The curated build options a variant offers (§10.3), with the variant's own defaults applied."""
     board = variant.board
     kconfig = variant.kconfig
     facts = board.source_facts
-    append = _assignments(variant.sdkconfig_append)
+    append = sdkconfig_text.values(variant.sdkconfig_append)  # the variant's own append, as upstream reads it
     options: list[dict[str, Any]] = []
 
     if kconfig is not None and kconfig.display_model_choice:
