@@ -54,7 +54,7 @@ class Part:
         }
         props["notes"] = {
             "type": "object", "description": "Comment emitted after a field's macro.", "additionalProperties": False,
-            "properties": {f.name: {"type": "string"} for f in self.fields},
+            "properties": {f.name: {"$ref": "#/$defs/c_comment"} for f in self.fields},
         }
         return {"type": "object", "description": self.doc, "additionalProperties": False, "properties": props}
 
