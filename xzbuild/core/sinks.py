@@ -343,7 +343,7 @@ _PRINTABLE_NO_TAB = f"[^\\t{_UNPRINTABLE}]"
 _SDK_VALUE_SCHEMA = _SDK_VALUE.pattern.replace('\\"', '"').replace('[^"\\\\]', f'[^"\\\\\\t{_UNPRINTABLE}]')
 _CMAKE_ARG_SCHEMA = "|".join((_CMAKE_UNQUOTED.pattern, _CMAKE_REFERENCE.pattern, _CMAKE_QUOTED.pattern.replace(
     '\\"', '"').replace('[^"\\\\$]', f'[^"\\\\${_UNPRINTABLE}]')))
-_ENDIF_TAIL = rf"(?!.*\\\s*$)(?={_PRINTABLE}*$)\s*(?://.*|/\*(?:(?!\*/).)*\*/)?\s*"
+_ENDIF_TAIL = rf"(?!.*\\\s*$)(?={_PRINTABLE}*$(?!\n))\s*(?://.*|/\*(?:(?!\*/).)*\*/)?\s*"
 _SCHEMA_BODIES: dict[str, str] = {
     **{kind: rx.pattern for kind, rx in (
         ("c_ident", _C_IDENT), ("board_symbol", _BOARD_SYMBOL), ("cmake_word", _CMAKE_UNQUOTED),

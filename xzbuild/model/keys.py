@@ -400,7 +400,7 @@ def _late(name: str, schema: dict[str, Any]) -> Kind:
 
 
 SOURCE_FACTS = Section("source_facts", (
-    Key("lcd_display", BOOL, "The sources construct an *LcdDisplay (display_style/multiline_chat are offered).",
+    Key("lcd_display", BOOL, "The sources construct an LcdDisplay class (display_style/multiline_chat are offered).",
         "SourceFacts.lcd_display", default=False),
     Key("wifi_board", BOOL, "The board class is a WifiBoard (wifi_provisioning is offered unless esp32p4).",
         "SourceFacts.wifi_board", default=False),
@@ -480,7 +480,7 @@ BOARD = Section("board", (
         "The firmware dir under main/boards when its name is no board file name (capitals); the file is then its "
         "lower-cased name.", "Board.dir"),
     Key("target", TARGET, "The chip (IDF_TARGET).", "Board.target", required=True, default=""),
-    Key("preview", BOOL, "Preview board: built, not released.", "Board.preview", default=False),
+    Key("preview", BOOL, "The target is an ESP-IDF preview target: built with idf.py --preview (config.json preview).", "Board.preview", default=False),
     Key("config_json", BOOL, "false for dirs upstream keeps without config.json.", "Board.has_config_json",
         default=True),
     Key("sources", text("file_name"), "'custom' (hand-written sources stay in the firmware tree) or an archetype "
@@ -492,7 +492,7 @@ BOARD = Section("board", (
     Key("variants", _late("list of variants", {"type": "array", "items": VARIANT.schema()}),
         "The release builds, in config.json builds[] order.", "Board.variants", default=[]),
     Key("hardware", _late("hardware parts", {"$ref": "#/$defs/hardware"}),
-        "Structured config.h fields, part -> field -> value (xzbuild/parts).", "Board.hardware"),
+        "Structured config.h fields, part -> field -> value (xzbuild/parts).", "Board.hardware", default={}),
     Key("shared_gpios", GPIO_LIST, "GPIOs the board deliberately uses for more than one signal.",
         "Board.shared_gpios", default=[]),
     Key("acknowledged_pins", GPIO_LIST, "Flash/PSRAM pins of the chip that this board's module leaves free and "
@@ -502,7 +502,7 @@ BOARD = Section("board", (
     Key("config_h_guard_end", text("c_endif_tail"), "Text after the guard's #endif.", "Board.config_h_guard_end",
         nullable=True),
     Key("config_h", _late("config.h items", {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}}),
-        "The header's item tree: define/include/raw/branches/hardware.", "Board.config_h"),
+        "The header's item tree: define/include/raw/branches/hardware.", "Board.config_h", default=[]),
     Key("config_h_columns", COLUMNS, "Value column of a macro's #define as the board aligned it (one per "
         "occurrence).", "Board.config_h_columns", default={}),
     Key("config_h_comment_columns", COLUMNS, "Column of a macro's trailing comment as the board aligned it (one per "
@@ -530,7 +530,8 @@ def _default_text(key: Key) -> str:
 
 
 def key_table() -> str:
-    """The board-file key table of docs/board-model.md, as Markdown (one table per section)."""
+    """The board-file key table of docs/board-model.md, as Markdown (one table per section); print it with
+    ``python -c 'from xzbuild.model.keys import key_table; print(key_table(), end="")'``."""
     lines: list[str] = []
     for section in SECTIONS:
         where = {"board": "top level", "kconfig": "`kconfig[]`", "variants": "`variants[]`",
@@ -544,6 +545,3 @@ def key_table() -> str:
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
-
-if __name__ == "__main__":  # pragma: no cover - `python -m xzbuild.model.keys` prints the docs table
-    print(key_table(), end="")

@@ -21,7 +21,11 @@ def _nullable(frag: dict[str, Any]) -> dict[str, Any]:
 
 def _item_schema() -> dict[str, Any]:
     items_ref = {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}}
-    when = {"type": "object", "additionalProperties": False, "required": ["when"], "properties": {"items": items_ref}}
+
+    def branch(when: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "required": ["when"],
+                "properties": {"when": when, "items": items_ref}}
+
     return {
         "oneOf": [
             {"const": "hardware", "description": "Where the top-level structured hardware fields are emitted."},
@@ -40,11 +44,10 @@ def _item_schema() -> dict[str, Any]:
                   "description": "Top-level hardware fields (part.field) emitted at this place, in this order."},
              ]}}},
             {"type": "object", "additionalProperties": False, "required": ["branches"],
-             "properties": {"branches": {"type": "array", "minItems": 1, "prefixItems": [
-                 {**when, "properties": {**when["properties"],
-                                         "when": _text("c_condition", pattern=r"^(?:if|ifdef|ifndef) .+$")}}],
-                 "items": {**when, "properties": {**when["properties"],
-                                                  "when": _text("c_condition", pattern=r"^(?:elif .+|else)$")}}},
+             "properties": {"branches": {
+                 "type": "array", "minItems": 1,
+                 "prefixItems": [branch({"allOf": [_text("c_condition"), {"pattern": "^(?:if|ifdef|ifndef) "}]})],
+                 "items": branch({"allOf": [_text("c_condition"), {"pattern": "^(?:elif |else$)"}]})},
                  "end": _nullable(_text("c_endif_tail", description="Text after #endif (a comment).")),
                  "indent": {"type": "integer", "minimum": 0,
                             "description": "Spaces before each directive inside the branches."}}},

@@ -83,14 +83,14 @@ def _describe(f: Field) -> str:
     return f"{f.doc} (macro: {names})" if f.doc else f"macro: {names}"
 
 
-_REF = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "a C constant or macro name"}
+_REF = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$(?!\\n)", "description": "a C constant or macro name"}
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "gpio": {"oneOf": [{"type": "integer", "minimum": -1}, _REF]},
     "int": {"oneOf": [{"type": "integer"}, _REF]},
     "bool": {"oneOf": [{"type": "boolean"}, _REF]},
     "flag": {"const": True},
-    "ident": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-    "addr": {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[A-Za-z_][A-Za-z0-9_]*)$"},
+    "ident": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$(?!\\n)"},
+    "addr": {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[A-Za-z_][A-Za-z0-9_]*)$(?!\\n)"},
     "text": {"type": "string", "minLength": 1},
 }
 
