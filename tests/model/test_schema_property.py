@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.model.factory import WIFI_BOARD
+from tests.model.test_property_mutations import _paths as every_path
 from xzbuild.core.errors import UserError
 from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model.boardfile import board_from_doc
@@ -114,19 +115,6 @@ def _value(kind: str) -> st.SearchStrategy[Any]:
     return nested.get(kind, SAMPLES[kind])
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if prefix and prefix[0] in _HARDWARE_PAIR:
-        return out  # the C text inside is the loader's alone (module docstring)
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 @st.composite
 def board_documents(draw: st.DrawFn) -> dict[str, Any]:
     doc = draw(section(BOARD))
@@ -134,7 +122,8 @@ def board_documents(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         doc.update(copy.deepcopy(_HARDWARE_PAIR))
     action = draw(st.sampled_from(["none", "none", "replace", "replace", "near", "add", "drop", "key"]))
-    paths = [p for p in _paths(doc) if p]
+    # Paths inside hardware/config_h are left alone: their C text is the loader's (module docstring).
+    paths = [p for p in every_path(doc) if p and not (len(p) > 1 and p[0] in _HARDWARE_PAIR)]
     if action == "none" or not paths:
         return doc
     path = draw(st.sampled_from(paths))

@@ -14,12 +14,7 @@ from xzbuild.model.types import P4_REV_LESS_V3_LINES, Board, KconfigEntry, Sourc
 if TYPE_CHECKING:
     from xzbuild.parts.items import Item
 
-# The key lists, as the declarations in xzbuild.model.keys name them.
-BOARD_KEYS = BOARD.names
-KCONFIG_KEYS = KCONFIG.names
-VARIANT_KEYS = VARIANT.names
-P4X_KEYS = P4X.names
-FACT_KEYS = SOURCE_FACTS.names
+__all__ = ["HARDWARE_KEYS", "board_dir_for", "board_from_doc"]
 
 
 def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checker]:
@@ -28,13 +23,7 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
     data = BOARD.read(ck, doc.data, "")
     if data is None:
         return None, ck
-    board = Board(dir=board_dir, path=doc.path, type=data["type"], target=data["target"], doc=doc,
-                  manufacturer=data["manufacturer"], preview=data["preview"], has_config_json=data["config_json"],
-                  sources=data["sources"], shared_gpios=data["shared_gpios"],
-                  acknowledged_pins=data["acknowledged_pins"], config_h_guard=data["config_h_guard"],
-                  config_h_guard_end=data["config_h_guard_end"], config_h_columns=data["config_h_columns"],
-                  config_h_comment_columns=data["config_h_comment_columns"],
-                  config_h_final_newline=data["config_h_final_newline"], config_h_crlf=data["config_h_crlf"],
+    board = Board(dir=board_dir, path=doc.path, doc=doc, **BOARD.fields(data),
                   hardware_loaded=not any(key in HARDWARE_KEYS for key in doc.skipped))
     for part in board_dir.split("/"):  # the dir names a firmware directory and a CMake string
         ck.sink_ok(part, "", "dir_name")
@@ -53,12 +42,11 @@ def board_from_doc(doc: MarkedDoc, board_dir: str) -> tuple[Board | None, Checke
     if "source_facts" in data:
         facts = SOURCE_FACTS.read(ck, data["source_facts"], "source_facts")
         if facts is not None:
-            board.source_facts = SourceFacts(**facts)
+            board.source_facts = SourceFacts(**SOURCE_FACTS.fields(facts))
     for i, raw in enumerate(_list(ck, data.get("kconfig", []), "kconfig")):
         entry = KCONFIG.read(ck, raw, join("kconfig", i), empty_stops=True)
         if entry is not None:
-            entry["display_model_choice"] = entry.pop("display_model")
-            board.kconfig.append(KconfigEntry(**entry))
+            board.kconfig.append(KconfigEntry(**KCONFIG.fields(entry)))
     if "hardware" in data:
         from xzbuild.parts import check_hardware
 

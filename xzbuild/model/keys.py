@@ -55,6 +55,7 @@ class Key:
     required: bool = False
     default: Any = None
     nullable: bool = False  # ``null`` is accepted and means the default
+    hardware: bool = False  # the release matrix never reads it: load_boards(hardware=False) only syntax-checks it
 
     def schema(self) -> dict[str, Any]:
         """This key's JSON Schema (its kind's, documented, ``null`` allowed when nullable)."""
@@ -88,6 +89,10 @@ class Section:
         if self.required:
             out["required"] = self.required
         return {**out, **self.extra_schema}
+
+    def fields(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``{field: value}`` of the keys read by their kind (keyword arguments of the typed result)."""
+        return {key.fills.partition(".")[2]: values[key.name] for key in self.keys if key.kind.read is not _raw}
 
     def read(self, ck: Checker, raw: Any, path: str, empty_stops: bool = False) -> dict[str, Any] | None:
         """``{key name: value}`` for every declared key (defaults for absent or refused ones; keys boardfile reads
@@ -492,24 +497,24 @@ BOARD = Section("board", (
     Key("variants", _late("list of variants", {"type": "array", "items": VARIANT.schema()}),
         "The release builds, in config.json builds[] order.", "Board.variants", default=[]),
     Key("hardware", _late("hardware parts", {"$ref": "#/$defs/hardware"}),
-        "Structured config.h fields, part -> field -> value (xzbuild/parts).", "Board.hardware", default={}),
+        "Structured config.h fields, part -> field -> value (xzbuild/parts).", "Board.hardware", default={}, hardware=True),
     Key("shared_gpios", GPIO_LIST, "GPIOs the board deliberately uses for more than one signal.",
-        "Board.shared_gpios", default=[]),
+        "Board.shared_gpios", default=[], hardware=True),
     Key("acknowledged_pins", GPIO_LIST, "Flash/PSRAM pins of the chip that this board's module leaves free and "
-        "uses anyway (silences the warning).", "Board.acknowledged_pins", default=[]),
+        "uses anyway (silences the warning).", "Board.acknowledged_pins", default=[], hardware=True),
     Key("config_h_guard", text("c_macro"), "The header's include guard macro.", "Board.config_h_guard",
-        nullable=True),
+        nullable=True, hardware=True),
     Key("config_h_guard_end", text("c_endif_tail"), "Text after the guard's #endif.", "Board.config_h_guard_end",
-        nullable=True),
+        nullable=True, hardware=True),
     Key("config_h", _late("config.h items", {"type": "array", "items": {"$ref": "#/$defs/config_h_item"}}),
-        "The header's item tree: define/include/raw/branches/hardware.", "Board.config_h", default=[]),
+        "The header's item tree: define/include/raw/branches/hardware.", "Board.config_h", default=[], hardware=True),
     Key("config_h_columns", COLUMNS, "Value column of a macro's #define as the board aligned it (one per "
-        "occurrence).", "Board.config_h_columns", default={}),
+        "occurrence).", "Board.config_h_columns", default={}, hardware=True),
     Key("config_h_comment_columns", COLUMNS, "Column of a macro's trailing comment as the board aligned it (one per "
-        "occurrence).", "Board.config_h_comment_columns", default={}),
+        "occurrence).", "Board.config_h_comment_columns", default={}, hardware=True),
     Key("config_h_final_newline", BOOL, "false: the header ends without a newline.", "Board.config_h_final_newline",
-        default=True),
-    Key("config_h_crlf", BOOL, "true: the header has CRLF line endings.", "Board.config_h_crlf", default=False),
+        default=True, hardware=True),
+    Key("config_h_crlf", BOOL, "true: the header has CRLF line endings.", "Board.config_h_crlf", default=False, hardware=True),
 ), "One board file = one upstream main/boards/<dir>/.", extra_schema={
     # A P4/P4X pair (a variant with p4x) needs target esp32p4.
     "if": {"required": ["variants"], "properties": {"variants": {"contains": {"type": "object", "required": ["p4x"]}}}},
@@ -517,8 +522,7 @@ BOARD = Section("board", (
 
 SECTIONS = (BOARD, SOURCE_FACTS, KCONFIG, VARIANT, P4X)
 # Top-level keys the release matrix never reads: load_boards(hardware=False) only syntax-checks them.
-HARDWARE_KEYS = ("hardware", "shared_gpios", "acknowledged_pins", "config_h_guard", "config_h_guard_end", "config_h",
-                 "config_h_columns", "config_h_comment_columns", "config_h_final_newline", "config_h_crlf")
+HARDWARE_KEYS = tuple(key.name for key in BOARD.keys if key.hardware)
 
 
 def _default_text(key: Key) -> str:
