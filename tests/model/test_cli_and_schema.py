@@ -126,7 +126,8 @@ C_TEXT_ONLY_THE_LOADER_SCANS = {"define-value-include", "define-value-line-splic
 PER_FILE_CASES = {"bad-width", "unknown-top-key", "unknown-part-field", "unknown-part", "bad-macro-spelling",
                   "type-regex", "variant-name-regex", "config-prefix", "bool-sdkconfig", "release-name-key",
                   "bad-idf-version", "bad-text-font", "cjk-label", "stale-label-word", "p4x-on-wrong-target",
-                  "config-h-unknown-item", "config-h-bad-branch", "acknowledged-pins-shape"}
+                  "config-h-unknown-item", "config-h-bad-branch", "acknowledged-pins-shape", "width-negative",
+                  "width-huge", "volume-over-100"}
 
 
 def test_schema_refuses_the_hostile_and_invalid_examples(repo_root: Path, tmp_path: Path) -> None:

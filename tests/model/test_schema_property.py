@@ -220,6 +220,9 @@ DISAGREEMENTS = [
     ("emoji-collection-space", _at("kconfig", 0, "emoji_collection", value="a b"), False, "a CMake word"),
     ("extra-cmake-key", _at("kconfig", 0, "extra_cmake", value={"A-B": "1"}), False, "a CMake variable name"),
     ("include-absolute", lambda d: d["config_h"].append({"include": '"/etc/passwd"'}), False, "a header as"),
+    ("branches-negative-indent", lambda d: d["config_h"].append({"branches": [{"when": "ifdef X"}], "indent": -2}),
+     False, "expected a number of spaces (0 or more), got -2"),
+    ("branches-empty", lambda d: d["config_h"].append({"branches": []}), False, "expected at least one branch"),
 ]
 
 

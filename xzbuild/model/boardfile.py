@@ -146,6 +146,11 @@ def _items(ck: Checker, raw: Any, path: str) -> list[Item]:
             ck.mapping(item, sub, ["branches", "end", "indent"])
             end = ck.text(item.get("end"), join(sub, "end"), "c_endif_tail", optional=True)
             indent = ck.typed(item.get("indent", 0), join(sub, "indent"), int) or 0
+            if indent < 0:
+                ck.error(join(sub, "indent"), f"expected a number of spaces (0 or more), got {indent}")
+                indent = 0
+            if item["branches"] == []:
+                ck.error(join(sub, "branches"), "expected at least one branch (when: if ...); drop the empty item")
             branches: list[tuple[str | None, list[Item]]] = []
             for j, branch in enumerate(_list(ck, item["branches"], join(sub, "branches"))):
                 bpath = join(join(sub, "branches"), j)

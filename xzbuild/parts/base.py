@@ -32,9 +32,18 @@ class Part:
         """The field called ``name``."""
         return next((f for f in self.fields if f.name == name), None)
 
+    def _value_schema(self, f: Field) -> dict[str, Any]:
+        """A field's value: its kind's schema, an int within the field's plausible range (parts/ranges.py)."""
+        if f.kind != "int":
+            return _KIND_SCHEMA[f.kind]
+        from xzbuild.parts.ranges import DEFAULT_RANGE, RANGES
+
+        low, high = RANGES.get(f"{self.name}.{f.name}", DEFAULT_RANGE)
+        return {"oneOf": [{"type": "integer", "minimum": low, "maximum": high}, _REF]}
+
     def schema(self) -> dict[str, Any]:
         """JSON Schema fragment for ``hardware.<name>``."""
-        props: dict[str, Any] = {f.name: {**_KIND_SCHEMA[f.kind], "description": _describe(f)} for f in self.fields}
+        props: dict[str, Any] = {f.name: {**self._value_schema(f), "description": _describe(f)} for f in self.fields}
         props["macros"] = {
             "type": "object",
             "description": "Macro spelling per field when the board does not use the canonical name.",
