@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xzbuild.core.check import Checker, describe
-from xzbuild.core.sinks import MAX_LEN, schema_pattern
+from xzbuild.core.sinks import MAX_LEN, problem, schema_pattern
 from xzbuild.core.yamlmarks import join
 from xzbuild.model.naming import (
     ICON_FONT_RE,
@@ -26,7 +26,7 @@ from xzbuild.model.naming import (
     TARGETS,
     TEXT_FONT_RE,
 )
-from xzbuild.model.types import NETWORK_CLASSES, parse_idf_spec
+from xzbuild.model.types import IDF_SPEC_RE, NETWORK_CLASSES, parse_idf_spec
 
 # What a kind's reader returns for a value it refused (the error is already recorded); the field keeps its default.
 INVALID: Any = type("Invalid", (), {"__repr__": lambda self: "INVALID"})()
@@ -37,11 +37,14 @@ Reader = Callable[[Checker, Any, str], Any]
 @dataclass(frozen=True)
 class Kind:
     """How one key's value is read (``read(ck, value, path)``: the value for the field, or INVALID after
-    recording errors) and the JSON Schema fragment that accepts exactly what ``read`` accepts."""
+    recording errors) and the JSON Schema fragment that accepts what ``read`` accepts (exactly, but for the C
+    syntax of config.h text, which only the loader scans: tests/model/test_schema_property.py). A ``late`` kind is
+    read by boardfile itself (nested sections, or values that need the rest of the board)."""
 
     name: str
     read: Reader
     schema: dict[str, Any]
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class Key:
     name: str
     kind: Kind
     doc: str
-    fills: str  # "Class.field" of the typed result in xzbuild.model.types ("" when the loader expands it)
+    fills: str  # "Class.field" of the typed result in xzbuild.model.types
     required: bool = False
     default: Any = None
     nullable: bool = False  # ``null`` is accepted and means the default
@@ -92,7 +95,7 @@ class Section:
 
     def fields(self, values: dict[str, Any]) -> dict[str, Any]:
         """``{field: value}`` of the keys read by their kind (keyword arguments of the typed result)."""
-        return {key.fills.partition(".")[2]: values[key.name] for key in self.keys if key.kind.read is not _raw}
+        return {key.fills.partition(".")[2]: values[key.name] for key in self.keys if not key.kind.late}
 
     def read(self, ck: Checker, raw: Any, path: str, empty_stops: bool = False) -> dict[str, Any] | None:
         """``{key name: value}`` for every declared key (defaults for absent or refused ones; keys boardfile reads
@@ -104,7 +107,7 @@ class Section:
         out: dict[str, Any] = {}
         for key in self.keys:
             if key.name not in data and not key.required:
-                if key.kind.read is not _raw:
+                if not key.kind.late:
                     out[key.name] = _fresh(key.default)
                 continue
             value = data.get(key.name)
@@ -145,7 +148,6 @@ def _typed(kind: type) -> Reader:
     return read
 
 
-STRING = Kind("string", _typed(str), {"type": "string"})
 BOOL = Kind("bool", _typed(bool), {"type": "boolean"})
 
 
@@ -208,7 +210,6 @@ def _gpio_list(ck: Checker, value: Any, path: str) -> Any:
 
 GPIO_LIST = custom("list of GPIO numbers", _gpio_list, {"type": "array", "items": {"type": "integer", "minimum": 0}})
 
-MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_COLUMN = 200
 
 
@@ -221,7 +222,7 @@ def _columns(ck: Checker, raw: Any, path: str) -> Any:
     for name, value in raw.items():
         sub = join(path, str(name))
         cols = value if isinstance(value, list) else [value]
-        if not MACRO_RE.fullmatch(str(name)):
+        if not isinstance(name, str) or problem("c_ident", name):
             ck.error(sub, f"{describe(name)} is not a C macro name", key=True)
         elif not cols or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= MAX_COLUMN for c in cols):
             ck.error(sub, f"expected a column 0..{MAX_COLUMN} or a list of them, got {describe(value)}")
@@ -232,11 +233,8 @@ def _columns(ck: Checker, raw: Any, path: str) -> Any:
 
 _COLUMN = {"type": "integer", "minimum": 0, "maximum": MAX_COLUMN}
 COLUMNS = custom("macro -> column(s)", _columns, {
-    "type": "object", "propertyNames": {"pattern": _anchored(MACRO_RE)},
+    "type": "object", "propertyNames": {"pattern": schema_pattern("c_ident")},
     "additionalProperties": {"oneOf": [_COLUMN, {"type": "array", "items": _COLUMN, "minItems": 1}]}})
-
-# One comparison against the ESP-IDF version; parse_idf_spec's own form.
-IDF_SPEC_RE = re.compile(r" *(<=|>=|<|>|==) *v?[0-9]+\.[0-9]+(\.[0-9]+)? *")
 
 
 def _idf(ck: Checker, value: Any, path: str) -> Any:
@@ -394,14 +392,9 @@ LABEL = custom("Kconfig prompt", _label, _label_schema())
 
 # --- the sections ------------------------------------------------------------------------------------------------
 
-def _raw(ck: Checker, value: Any, path: str) -> Any:
-    return value
-
-
 def _late(name: str, schema: dict[str, Any]) -> Kind:
-    """A kind boardfile reads itself (it builds nested sections or needs the rest of the board); the declaration
-    keeps its schema. Present only when the file has the key."""
-    return Kind(name, _raw, schema)
+    """A kind boardfile reads itself; Section.read passes the raw value on, and only when the file has the key."""
+    return Kind(name, lambda ck, value, path: value, schema, late=True)
 
 
 SOURCE_FACTS = Section("source_facts", (
