@@ -40,7 +40,10 @@ FILE = "demo-board"  # the board file the documents are written to (boards/demo-
 _FIXTURE = yaml.safe_load(WIFI_BOARD)
 _HARDWARE_PAIR = {"hardware": _FIXTURE["hardware"], "config_h": _FIXTURE["config_h"]}
 
-# Valid values per kind, written from docs/board-model.md and docs/limits.md (not read from the code).
+# Map keys that break one rule each (a Kconfig constant, the CONFIG_ prefix, a '-', a leading digit, a newline).
+MAP_KEY_MISSES = ["y", "n", "CONFIG_X", "A-B", "1X", "X\n"]
+# Valid values per kind, written from docs/board-model.md and docs/limits.md (not read from the code), and for
+# maps some keys of MAP_KEY_MISSES.
 SAMPLES: dict[str, Any] = {
     "bool": st.booleans(),
     "target": st.sampled_from(["esp32", "esp32c3", "esp32c5", "esp32c6", "esp32s3", "esp32p4", "esp32s31"]),
@@ -57,7 +60,7 @@ SAMPLES: dict[str, Any] = {
     "list of GPIO numbers": st.lists(st.integers(0, 60), max_size=3),
     "c_macro": st.sampled_from(["_BOARD_CONFIG_H_", "G1", "a"]),
     "c_endif_tail": st.sampled_from(["// _BOARD_CONFIG_H_", "/* end */", "", "  // x"]),
-    "macro -> column(s)": st.dictionaries(st.sampled_from(["DISPLAY_WIDTH", "_X", "a1"]),
+    "macro -> column(s)": st.dictionaries(st.sampled_from(["DISPLAY_WIDTH", "_X", "a1", *MAP_KEY_MISSES]),
                                           st.one_of(st.integers(0, 200), st.lists(st.integers(0, 200), min_size=1,
                                                                                   max_size=3)), max_size=2),
     "network class": st.sampled_from(["wifi", "ml307", "nt26", "dual", "rndis", "ethernet"]),
@@ -67,7 +70,7 @@ SAMPLES: dict[str, Any] = {
     "text font": st.sampled_from(["font_noto_sans_basic_14_1", "font_noto_sans_basic_30_4"]),
     "icon font": st.sampled_from(["font_material_symbols_14_1", "font_material_symbols_20_4"]),
     "cmake_word": st.sampled_from(["small", "800x480", "a/b:c", "twemoji_64"]),
-    "CMake variable -> argument": st.dictionaries(st.sampled_from(["LVGL_X", "_Y", "z9"]), st.sampled_from(
+    "CMake variable -> argument": st.dictionaries(st.sampled_from(["LVGL_X", "_Y", "z9", *MAP_KEY_MISSES]), st.sampled_from(
         ["${FONT_A}", '"quoted ${V} text"', "word", '""']), max_size=2),
     "display model": st.sampled_from(["oled", "lcd"]),
     "list of free_text": st.lists(st.sampled_from(["BOARD_TYPE_X_MENU", "any text\there"]), max_size=2),
@@ -78,7 +81,7 @@ SAMPLES: dict[str, Any] = {
     "option -> true/false or choice": st.dictionaries(st.sampled_from(["display_style", "aec_mode"]),
                                                       st.one_of(st.booleans(), st.sampled_from(["wechat", "device"])),
                                                       max_size=2),
-    "Kconfig key -> value": st.dictionaries(st.sampled_from(["SPIRAM", "FLASH_4", "NAME", "a_b", "N2"]), st.sampled_from(
+    "Kconfig key -> value": st.dictionaries(st.sampled_from(["SPIRAM", "FLASH_4", "NAME", "a_b", "N2", *MAP_KEY_MISSES]), st.sampled_from(
         ["y", "n", 4, -3, '"a b"', '"esc \\" \\\\"', "0x1F", "word_1.2", "-7"]), max_size=3),
     "KEY=value lines": st.lists(st.sampled_from(["LCD_X=y", "A_B=12", 'S="a"']), max_size=2),
 }
