@@ -48,3 +48,24 @@ def test_the_loader_fills_the_declared_defaults(tmp_path: Path) -> None:
             if key.name in ("sdkconfig", "sdkconfig_unprefixed", "p4x", "idf_version", "dir"):
                 continue  # expanded by the loader (append lines, the P4X twin, SpecifierSet, the file's dir)
             assert getattr(objects[cls_name], name) == key.default, key.name
+
+
+def test_string_kinds_table_names_each_key_of_the_kind() -> None:
+    """docs/board-model.md's "String kinds" table lists, for each kind of xzbuild.core.sinks, the keys of that
+    kind; every declared key whose kind is a sink is in its kind's row."""
+    import re
+
+    from xzbuild.core.sinks import KINDS
+
+    text = DOC.read_text(encoding="utf-8").split("### String kinds", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in text.splitlines() if line.startswith("| `")]
+    missing = []
+    for section in SECTIONS:
+        for key in section.keys:
+            sink = key.kind.name.removeprefix("list of ")
+            if sink not in KINDS:
+                continue
+            row = next((fields for kinds, fields in rows if f"`{sink}`" in kinds), None)
+            if row is None or not re.search(rf"`[^`]*\b{key.name}`", row):
+                missing.append(f"{sink}: {section.name}.{key.name}")
+    assert not missing, missing

@@ -66,7 +66,7 @@ SAMPLES: dict[str, Any] = {
     "network class": st.sampled_from(["wifi", "ml307", "nt26", "dual", "rndis", "ethernet"]),
     "codec chips": st.sampled_from(["ES8311", "ES8311 + ES7210", "I2S", "ES8311 or ES8388 + ES7210"]),
     "board_symbol": st.sampled_from(["BOARD_TYPE_DEMO", "BOARD_TYPE_x_1"]),
-    "Kconfig prompt": st.sampled_from(["Demo Board", "Foo Board (面包板)", "ESP32-S3 DevKit 1.28"]),
+    "kconfig_prompt": st.sampled_from(["Demo Board", "Foo Board (面包板)", "ESP32-S3 DevKit 1.28"]),
     "text font": st.sampled_from(["font_noto_sans_basic_14_1", "font_noto_sans_basic_30_4"]),
     "icon font": st.sampled_from(["font_material_symbols_14_1", "font_material_symbols_20_4"]),
     "cmake_word": st.sampled_from(["small", "800x480", "a/b:c", "twemoji_64"]),

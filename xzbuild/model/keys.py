@@ -387,7 +387,7 @@ def _label_schema() -> dict[str, Any]:
         {"not": {"pattern": f"[\"\\\\]|{stale}"}}]}
 
 
-LABEL = custom("Kconfig prompt", _label, _label_schema())
+LABEL = custom("kconfig_prompt", _label, _label_schema())
 
 
 # --- the sections ------------------------------------------------------------------------------------------------
