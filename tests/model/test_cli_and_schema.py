@@ -115,3 +115,39 @@ def test_check_named_files_in_the_tree(repo_root: Path, capsys: pytest.CaptureFi
     assert code == 0 and "ok: 1 board file(s)" in out
     code, _, err = run(["boards", "check", str(repo_root / "boards" / "missing.yaml")], capsys)
     assert code == 1 and "no such board file" in err
+
+
+# Hostile edits of tests/hostile/test_board_injection.py the schema cannot see: C replacement text and raw
+# config.h blocks, whose C syntax (literals, comments, directives) only the loader scans.
+C_TEXT_ONLY_THE_LOADER_SCANS = {"define-value-include", "define-value-line-splice", "raw-include", "raw-conditional",
+                                "raw-trailing-backslash"}
+# Rows of tests/model/test_validation_table.py that break a rule of the file alone (the others are rules between
+# files, of the firmware facts or of the pins, or YAML syntax).
+PER_FILE_CASES = {"bad-width", "unknown-top-key", "unknown-part-field", "unknown-part", "bad-macro-spelling",
+                  "type-regex", "variant-name-regex", "config-prefix", "bool-sdkconfig", "release-name-key",
+                  "bad-idf-version", "bad-text-font", "cjk-label", "stale-label-word", "p4x-on-wrong-target",
+                  "config-h-unknown-item", "config-h-bad-branch", "acknowledged-pins-shape", "width-negative",
+                  "width-huge", "volume-over-100"}
+
+
+def test_schema_refuses_the_hostile_and_invalid_examples(repo_root: Path, tmp_path: Path) -> None:
+    """The outside reference for the schema: the hand-written tables of refused board files."""
+    from tests.hostile.test_board_injection import BOARD, INJECTIONS
+    from tests.model.test_validation_table import CASES
+
+    validator = jsonschema.Draft202012Validator(board_schema())
+    base = yaml.safe_load((repo_root / "boards" / f"{BOARD}.yaml").read_text(encoding="utf-8"))
+    assert validator.is_valid(base)
+    accepted = []
+    for name, edit, _, _ in INJECTIONS:
+        doc = json.loads(json.dumps(base))
+        edit(doc)
+        if validator.is_valid(doc):
+            accepted.append(name)
+    assert sorted(accepted) == sorted(C_TEXT_ONLY_THE_LOADER_SCANS)
+    boards = make_board_tree(tmp_path, repo_root)
+    rows = [row for row in CASES if row[0] in PER_FILE_CASES]
+    assert len(rows) == len(PER_FILE_CASES)
+    for name, file, old, new, _ in rows:
+        doc = yaml.safe_load((boards / file).read_text(encoding="utf-8").replace(old, new, 1))
+        assert not validator.is_valid(doc), name

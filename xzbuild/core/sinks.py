@@ -329,3 +329,50 @@ def problem(kind: str, text: str) -> str | None:
 def kconfig_quote(text: str) -> str:
     """``text`` as the body of a Kconfig double-quoted string (backslash and quote escaped)."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# The kinds as JSON Schema ``pattern``s (ECMA-262 and Python ``re`` alike), for the board-file schema editors
+# validate against. Characters ``text_problem`` refuses, as one character class: the C0/C1 controls, line and
+# paragraph separators, the format characters of the BMP, surrogates and private use. Exact for those; characters
+# outside the BMP or unassigned in Python's Unicode version are left to the loader.
+_UNPRINTABLE = (r"\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+                r"\u200b-\u200f\u2028-\u202e\u2060-\u206f\ud800-\uf8ff\ufeff\ufff9-\ufffb")
+_PRINTABLE = f"[^{_UNPRINTABLE}]"
+_PRINTABLE_NO_TAB = f"[^\\t{_UNPRINTABLE}]"
+# (``"`` unescaped: ECMA-262's unicode mode refuses ``\"``.)
+_SDK_VALUE_SCHEMA = _SDK_VALUE.pattern.replace('\\"', '"').replace('[^"\\\\]', f'[^"\\\\\\t{_UNPRINTABLE}]')
+_CMAKE_ARG_SCHEMA = "|".join((_CMAKE_UNQUOTED.pattern, _CMAKE_REFERENCE.pattern, _CMAKE_QUOTED.pattern.replace(
+    '\\"', '"').replace('[^"\\\\$]', f'[^"\\\\${_UNPRINTABLE}]')))
+_ENDIF_TAIL = rf"(?!.*\\\s*$)(?={_PRINTABLE}*$(?!\n))\s*(?://.*|/\*(?:(?!\*/).)*\*/)?\s*"
+_SCHEMA_BODIES: dict[str, str] = {
+    **{kind: rx.pattern for kind, rx in (
+        ("c_ident", _C_IDENT), ("board_symbol", _BOARD_SYMBOL), ("cmake_word", _CMAKE_UNQUOTED),
+        ("cmake_variable", _C_IDENT), ("file_name", _FILE_NAME), ("firmware_dir", _FIRMWARE_DIR),
+        ("dir_name", _DIR_NAME), ("variant_name", _VARIANT_NAME), ("legacy_name", _LEGACY_NAME),
+        ("manufacturer", _MANUFACTURER), ("commit_id", _COMMIT_ID), ("version", _VERSION),
+        ("locale_dir", _LOCALE_DIR))},
+    "c_macro": r"(?!defined$|_Pragma$|__)" + _C_IDENT.pattern,
+    "kconfig_symbol": r"(?!(?:y|n)$)" + _KCONFIG_SYMBOL.pattern,
+    "sdkconfig_key": r"(?!(?:y|n)$)" + _KCONFIG_SYMBOL.pattern,
+    "sdkconfig_value": _SDK_VALUE_SCHEMA,
+    "cmake_arg": _CMAKE_ARG_SCHEMA,
+    "free_text": f"{_PRINTABLE}*",
+    "c_comment": rf"(?!.*\\\s*$){_PRINTABLE}*",
+    "c_endif_tail": _ENDIF_TAIL,
+    "kconfig_prompt": rf"(?!\s)(?!.*\$\(){_PRINTABLE_NO_TAB}+(?<!\s)",
+    "c_include": rf"(?:<{_HEADER}>|\"(?:\.\./){{0,2}}{_HEADER}\")(?:[ \t]{_ENDIF_TAIL})?".replace('\\"', '"'),
+    # Approximations: these kinds also scan C or Kconfig syntax, which the loader does and no pattern can.
+    "c_params": _C_PARAMS.pattern,
+    "c_condition": rf"(?:if|elif) {_PRINTABLE}+|ifdef {_C_IDENT.pattern}|ifndef {_C_IDENT.pattern}|else",
+    "kconfig_expr": _KCONFIG_EXPR.pattern,
+}
+# Kinds whose schema pattern says exactly what :func:`problem` says (within the characters above).
+EXACT_SCHEMA_KINDS = frozenset(_SCHEMA_BODIES) - {"c_params", "c_condition", "kconfig_expr"}
+
+
+def schema_pattern(kind: str) -> str | None:
+    """``kind`` as an anchored JSON Schema pattern, or None when no pattern describes it (C text, raw blocks).
+
+    Anchored with ``$(?!\\n)``: Python's ``$`` (which ``jsonschema`` uses) also matches before a final newline."""
+    body = _SCHEMA_BODIES.get(kind)
+    return None if body is None else f"^(?:{body})$(?!\\n)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,11 +218,13 @@ class FirmwareFacts:
         return merged
 
 
+# Upstream's one-comparison ``idf_version`` (the board-file schema says the same: xzbuild.model.keys).
+IDF_SPEC_RE = re.compile(r" *(<=|>=|<|>|==) *v?([0-9]+\.[0-9]+(?:\.[0-9]+)?) *")
+
+
 def parse_idf_spec(text: str) -> SpecifierSet:
     """Turn upstream's one-comparison ``idf_version`` (``>=6.1``, ``<6.0``) into a SpecifierSet."""
-    import re
-
-    m = re.fullmatch(r" *(<=|>=|<|>|==) *v?([0-9]+\.[0-9]+(?:\.[0-9]+)?) *", text)
+    m = IDF_SPEC_RE.fullmatch(text)
     if not m:
         raise ValueError("expected one comparison like '>=6.1' or '<6.0'")
     version = m.group(2)

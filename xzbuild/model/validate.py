@@ -5,17 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.core.check import describe
 from xzbuild.core.errors import UserError, UserErrors
-from xzbuild.core.sinks import problem
 from xzbuild.model.naming import (
-    ICON_FONT_RE,
-    IDENT_RE,
-    LABEL_RE,
     MANUFACTURER_RE,
-    STALE_LABEL_WORDS,
-    SYMBOL_RE,
-    TEXT_FONT_RE,
     natural_label_key,
 )
 from xzbuild.model.types import Board, Variant
@@ -62,9 +54,6 @@ def _err(board: Board, key: str, message: str) -> UserError:
 
 def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
     out: list[UserError] = []
-    if board.type and not IDENT_RE.match(board.type):
-        out.append(_err(board, "type", f"'{board.type}' must match ^[a-z0-9.-]+$ (lowercase, digits, '.', '-') and "
-                                       "start with a letter or digit"))
     nested = "/" in board.dir
     if nested:
         expected = board.dir.split("/")[0]
@@ -100,34 +89,15 @@ def _board_rules(bs: BoardSet, board: Board) -> list[UserError]:
 
 
 def _kconfig_rules(board: Board, k: Any, path: str) -> list[UserError]:
+    """Rules between keys (each key's own form is checked by the loader, xzbuild.model.keys)."""
     out: list[UserError] = []
-    if not SYMBOL_RE.match(k.symbol):
-        out.append(_err(board, f"{path}.symbol", f"'{k.symbol}' must look like BOARD_TYPE_<NAME> (no CONFIG_)"))
-    bad_text = problem("kconfig_prompt", k.label)
-    if bad_text:  # the label is the Kconfig prompt: one printable line, escaped by the generator
-        out.append(_err(board, f"{path}.label", f"{describe(k.label)} {bad_text}"))
-    elif '"' in k.label or "\\" in k.label:  # upstream's scripts read the prompt without unescaping
-        out.append(_err(board, f"{path}.label", "labels may not contain '\"' or '\\'; reword the label"))
-    elif not LABEL_RE.match(k.label):
-        out.append(_err(board, f"{path}.label", "labels are English; Chinese text is allowed only as one "
-                                                "trailing parenthetical, e.g. 'Foo Board (面包板)'"))
-    for word in STALE_LABEL_WORDS:
-        if word in k.label:
-            out.append(_err(board, f"{path}.label", f"stale spelling '{word}' is not allowed in labels"))
     if k.target and k.target != board.target and len(board.kconfig) == 1:
         out.append(_err(board, f"{path}.target", f"'{k.target}' differs from the board target '{board.target}'"))
-    if k.text_font is not None and not TEXT_FONT_RE.match(k.text_font):
-        out.append(_err(board, f"{path}.text_font", f"'{k.text_font}' must match font_noto_sans_basic_<size>_<bpp>"))
-    if k.icon_font is not None and not ICON_FONT_RE.match(k.icon_font):
-        out.append(_err(board, f"{path}.icon_font", f"'{k.icon_font}' must match font_material_symbols_<size>_<bpp>"))
     return out
 
 
 def _variant_rules(bs: BoardSet, board: Board, v: Variant) -> list[UserError]:
     out: list[UserError] = []
-    if v.name and not IDENT_RE.match(v.name):
-        out.append(UserError(f"{v.path_key}.name: '{v.name}' must match ^[a-z0-9.-]+$ and start with a letter or "
-                             "digit (it names directories and command-line words)", v.location("name")))
     if "_" in v.full_name:
         out.append(UserError(f"{v.path_key}.name: release names may not contain '_'", v.location("name")))
     defaults = bs.firmware.defaults_for(board.target)

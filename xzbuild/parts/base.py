@@ -32,9 +32,18 @@ class Part:
         """The field called ``name``."""
         return next((f for f in self.fields if f.name == name), None)
 
+    def _value_schema(self, f: Field) -> dict[str, Any]:
+        """A field's value: its kind's schema, an int within the field's plausible range (parts/ranges.py)."""
+        if f.kind != "int":
+            return _KIND_SCHEMA[f.kind]
+        from xzbuild.parts.ranges import DEFAULT_RANGE, RANGES
+
+        low, high = RANGES.get(f"{self.name}.{f.name}", DEFAULT_RANGE)
+        return {"oneOf": [{"type": "integer", "minimum": low, "maximum": high}, _REF]}
+
     def schema(self) -> dict[str, Any]:
         """JSON Schema fragment for ``hardware.<name>``."""
-        props: dict[str, Any] = {f.name: {**_KIND_SCHEMA[f.kind], "description": _describe(f)} for f in self.fields}
+        props: dict[str, Any] = {f.name: {**self._value_schema(f), "description": _describe(f)} for f in self.fields}
         props["macros"] = {
             "type": "object",
             "description": "Macro spelling per field when the board does not use the canonical name.",
@@ -54,7 +63,7 @@ class Part:
         }
         props["notes"] = {
             "type": "object", "description": "Comment emitted after a field's macro.", "additionalProperties": False,
-            "properties": {f.name: {"type": "string"} for f in self.fields},
+            "properties": {f.name: {"$ref": "#/$defs/c_comment"} for f in self.fields},
         }
         return {"type": "object", "description": self.doc, "additionalProperties": False, "properties": props}
 
@@ -83,14 +92,14 @@ def _describe(f: Field) -> str:
     return f"{f.doc} (macro: {names})" if f.doc else f"macro: {names}"
 
 
-_REF = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "a C constant or macro name"}
+_REF = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$(?!\\n)", "description": "a C constant or macro name"}
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "gpio": {"oneOf": [{"type": "integer", "minimum": -1}, _REF]},
     "int": {"oneOf": [{"type": "integer"}, _REF]},
     "bool": {"oneOf": [{"type": "boolean"}, _REF]},
     "flag": {"const": True},
-    "ident": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-    "addr": {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[A-Za-z_][A-Za-z0-9_]*)$"},
+    "ident": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$(?!\\n)"},
+    "addr": {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[A-Za-z_][A-Za-z0-9_]*)$(?!\\n)"},
     "text": {"type": "string", "minLength": 1},
 }
 
