@@ -181,8 +181,8 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
 
 
 def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None,
-                 kconfig_order: list[str] | None = None) -> str:
-    """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text."""
+                 kconfig_order: list[str] | None = None, keep: frozenset[str] = frozenset()) -> str:
+    """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text (branches of ``keep`` no row describes: kept)."""
 
     def unmarked(t: str) -> tuple[int, int]:
         m = re.search(r"^if\(CONFIG_BOARD_TYPE_\w+\)\n", t, re.M)
@@ -197,7 +197,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, or
 
     body = render_cmake_table(rows, order, kconfig_order)
     marked = bool(marked_regions(text, "board-table", path))
-    merged = None if marked else merge_cmake_chain(text, rows, path, kconfig_order or [])
+    merged = None if marked else merge_cmake_chain(text, rows, path, kconfig_order or [], keep)
     # Defaults before the table are fine (each branch overrides them); after it, a set() wins over every board.
     defined = sorted({"BOARD_DIR", *re.findall(r"^[ \t]*set\((\w+)", body, re.M)})
     if marked:

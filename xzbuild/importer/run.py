@@ -50,14 +50,29 @@ class ImportReport:
     problems: list[str] = field(default_factory=list)
     # Changes that carry an older tree's board onto today's conventions (see importer.migrate).
     migrated: list[str] = field(default_factory=list)
-    # Upstream's own broken files (``file:line: what``): each skips one board; the rest is imported.
+    # Upstream's own broken files (``file:line: board dir D not imported: why``): each skips one board; the rest
+    # is imported, and ``unimported`` (board dir -> its symbols, why) tells generate to leave that board's lines.
     errors: list[str] = field(default_factory=list)
+    unimported: list[dict[str, Any]] = field(default_factory=list)
     upstream_commit: str = ""
     # Partition tables the boards name, copied into <out>/partitions/ (see importer.tables).
     tables: list[str] = field(default_factory=list)
     # Every name that differs from the tree's own: board files named otherwise than their dir, release
     # (zip) names today's rules derive differently from the tree's scripts.
     renamed: list[str] = field(default_factory=list)
+
+    def skip(self, board_dir: str, error: UserError, symbols: list[str], firmware: Path) -> None:
+        """Record that ``board_dir`` was not imported because of ``error`` (upstream's own broken file)."""
+        where = error.location
+        if where is not None:
+            try:
+                where = Location(Path(where.path).resolve().relative_to(firmware.resolve()).as_posix(), where.line,
+                                 where.column)
+            except ValueError:
+                pass
+        self.errors.append(f"{where or firmware}: board dir {board_dir} not imported: {error.message}")
+        self.unimported.append({"dir": board_dir, "symbols": symbols, "why": f"{where}: {error.message}"
+                                if where is not None else error.message})
 
     def add_board_notes(self, board_dir: str, notes: BoardNotes) -> None:
         """Record what importing ``board_dir`` found."""
@@ -91,7 +106,12 @@ def find_board_dirs(boards_root: Path) -> list[str]:
         rel = path.relative_to(boards_root).as_posix()
         if rel.split("/")[0] == "common" or rel.count("/") > 1:
             continue
-        if (path / "config.json").exists() or (path / "config.h").exists() or any(path.glob("*.cc")):
+        if (path / "config.json").exists() or (path / "config.h").exists():
+            found.append(rel)
+        elif any(path.glob("*.cc")) and not any((sub / name).exists() for sub in path.iterdir() if sub.is_dir()
+                                                  for name in ("config.json", "config.h")):
+            # sources alone make a board dir, unless the dir holds board dirs: then it is a manufacturer's dir and
+            # its sources are shared files its boards may include (2026-07 zectrix/zectrix_nfc.cc)
             found.append(rel)
     return found
 
@@ -185,6 +205,10 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
                    for name in ("build", "release"))
     completed = dict(entries)  # each board's entries as its import completes them (their targets: _unselected)
     files: dict[str, str] = {}  # board file key -> the dir kept there
+
+    def mine(board_dir: str) -> list[str]:  # the chain symbols that select ``board_dir`` (kept by generate if skipped)
+        return [symbol for symbol, (d, _) in entries.items() if d == board_dir]
+
     for board_dir in dirs:
         key = board_file_key(board_dir)
         path = out / f"{key}.yaml"
@@ -194,13 +218,13 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             why = (f"directory name {bad!r} has characters a board file cannot name (letters, digits, '_', '.' "
                    "and '-', starting with a letter or digit); rename the directory" if bad is not None else
                    f"both {clash!r} and {board_dir!r} would be kept in {key}.yaml; rename one of the directories")
-            report.errors.append(str(UserError(f"board dir {board_dir}: {why}", Location(str(boards_root / board_dir)))))
+            report.skip(board_dir, UserError(why, Location(str(boards_root / board_dir))), mine(board_dir), firmware)
             continue
         board = import_board(boards_root / board_dir, board_dir, entries, hooks, rule)
         report.add_board_notes(board_dir, board.notes)
         completed.update({e.symbol: (board_dir, e) for e in board.entries})
         if board.error is not None:
-            report.errors.append(str(board.error))
+            report.skip(board_dir, board.error, mine(board_dir), firmware)
             written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
             continue
         data, n_variants = board.data, board.variants
@@ -215,7 +239,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
         try:
             refs = board_tables(firmware, board_dir, data)
         except UserError as exc:
-            report.errors.append(str(exc))
+            report.skip(board_dir, exc, mine(board_dir), firmware)
             written.add(path.resolve())
             continue
         for t in refs:
@@ -358,6 +382,7 @@ def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: Imp
         "kconfig_order": [e.symbol for e in kf.entries],
         "cmake_order": [b.symbol for b in cf.branches],
         "locales": [{"symbol": s, "dir": d} for s, d in cf.locales],
+        **({"unimported": report.unimported} if report.unimported else {}),
     }
 
 
