@@ -176,7 +176,7 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
         text = merge_kconfig_choice(text, rows, path, body_start, body_stop, orphans)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
-        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans)
+        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans, orphans)
     return text
 
 
@@ -287,7 +287,7 @@ def _term_symbol(term: str) -> str:
 
 
 def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH,
-                            known: set[str] | None = None) -> str:
+                            known: set[str] | None = None, keep: frozenset[str] = frozenset()) -> str:
     """Replace the OR-group of BOARD_TYPE symbols in ``<kind> <name>``'s ``depends on`` with ``terms``.
 
     The rest of the expression (``USE_AUDIO_PROCESSOR && (...)``) is kept. Entries upstream does not have
@@ -299,6 +299,7 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     start, end, indent, expr = found
     present = [" ".join(t.split()) for t in re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)]
     wanted = [" ".join(t.split()) for t in terms]
+    wanted += [t for t in present if _term_symbol(t) in keep and t not in wanted]  # entries kept as the tree has them
     if sorted(present) == sorted(wanted):
         return text  # same boards: the hand layout and order stay
     if known is not None and sorted(t for t in present if _term_symbol(t) in known) == sorted(wanted):

@@ -14,7 +14,7 @@ from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
 from xzbuild.core.sdkdefaults import defaults_files, defaults_list
 from xzbuild.importer.board import BoardNotes, import_board
-from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
+from xzbuild.importer.cmake import Branch, CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configjson import read_config_json
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
 from xzbuild.importer.migrate import (
@@ -116,6 +116,17 @@ def find_board_dirs(boards_root: Path) -> list[str]:
     return found
 
 
+def _branch_dir(br: Branch) -> tuple[str, dict[str, str]]:
+    """The board dir a chain branch selects, and its other ``set()``s."""
+    extra = dict(br.variables)
+    if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
+        # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
+        # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
+        maker = unquote(extra.pop("MANUFACTURER", ""))
+        extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
+    return unquote(extra.pop("BOARD_DIR", "")), extra
+
+
 def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str, str]],
              blocks: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> dict[str, tuple[str, KconfigEntry]]:
     """symbol → (board dir, KconfigEntry), in CMake chain order."""
@@ -130,13 +141,7 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
         if ke is None:
             continue
         entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target or "")
-        extra = dict(br.variables)
-        if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
-            # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
-            # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
-            maker = unquote(extra.pop("MANUFACTURER", ""))
-            extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
-        board_dir = unquote(extra.pop("BOARD_DIR", ""))
+        board_dir, extra = _branch_dir(br)
         for var, attr in (("BUILTIN_TEXT_FONT", "text_font"), ("BUILTIN_ICON_FONT", "icon_font"),
                           ("DEFAULT_EMOJI_COLLECTION", "emoji_collection"), ("EMOTE_RESOLUTION", "emote_resolution")):
             if var in extra:
@@ -207,7 +212,9 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
     files: dict[str, str] = {}  # board file key -> the dir kept there
 
     def mine(board_dir: str) -> list[str]:  # the chain symbols that select ``board_dir`` (kept by generate if skipped)
-        return [symbol for symbol, (d, _) in entries.items() if d == board_dir]
+        # (a branch without a Kconfig entry included: upstream's half-added board keeps its branch too)
+        found = [symbol for symbol, (d, _) in entries.items() if d == board_dir]
+        return found + [br.symbol for br in cf.branches if br.symbol not in found and _branch_dir(br)[0] == board_dir]
 
     for board_dir in dirs:
         key = board_file_key(board_dir)
