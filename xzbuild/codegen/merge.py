@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from xzbuild.core.cmake import Statement
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
+from xzbuild.importer.cmake import branch_symbol
 
 if TYPE_CHECKING:
     from xzbuild.codegen.rows import BoardTypeRow
@@ -104,8 +105,8 @@ def find_chain(text: str, path: str) -> Chain:
             cond = s.command.inner.strip()
             if s.word == "else":
                 symbol = None
-            elif re.fullmatch(r"CONFIG_BOARD_TYPE_\w+", cond):
-                symbol = cond.removeprefix("CONFIG_")
+            elif branch_symbol(cond) is not None:
+                symbol = branch_symbol(cond)
             else:
                 raise UserError(f"board chain branch {s.word}({cond}) is not one board symbol; generate keeps one "
                                 "branch per board: split it into one branch per CONFIG_BOARD_TYPE_ symbol",
@@ -231,7 +232,8 @@ def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_or
             out.append("".join(lines[branch.first:branch.stop]))
             continue
         body = "".join(f"{chain.indent}set({var} {value})\n" for var, value in sets)
-        out.append(f"elseif(CONFIG_{row.symbol})\n{body}")
+        # a changed branch keeps the tree's head line (its condition may name another choice's symbol too)
+        out.append(f"{lines[branch.first]}{body}" if branch is not None else f"elseif(CONFIG_{row.symbol})\n{body}")
     out += ["".join(lines[b.first:b.stop]) for b in kept.values()]
     out += ["".join(lines[b.first:b.stop]) for b in tail]
     for i, chunk in enumerate(out):
