@@ -321,6 +321,7 @@ def _identity_defines(defines: list[str], expected: Mapping[str, str], got: Mapp
 def board_variants(board_set: object) -> list[VariantInput]:
     """Every variant of ``board_set`` with its configuration (the target's defaults, the board line and the
     append, as ``matrix build`` layers them) and what its board file says the CMake must leave."""
+    from xzbuild.importer.board import type_from_dir
     from xzbuild.model.types import BoardSet
     from xzbuild.sdkconfig.fragment import board_lines
 
@@ -338,7 +339,11 @@ def board_variants(board_set: object) -> list[VariantInput]:
                 key, _, value = line.partition("=")
                 config[key.strip()] = value.strip().strip('"')
             config[entry.config] = "y"
-            expected = {"BOARD_DIR": board.dir, "BOARD_TYPE": board.type, "BOARD_NAME": v.full_name,
+            # A type the importer spelled from a dir no type can name (EnglishTeacher -> englishteacher; the
+            # tree's config.json has no type): the tree's CMake reports the dir itself, and generate keeps it so.
+            leaf = board.dir.rsplit("/", 1)[-1]
+            reported = leaf if leaf != board.type and type_from_dir(leaf) == board.type else board.type
+            expected = {"BOARD_DIR": board.dir, "BOARD_TYPE": reported, "BOARD_NAME": v.full_name,
                         "DEFAULT_EMOJI_COLLECTION": entry.emoji_collection or ""}
             # A font the branch does not set is the facts' default; facts without one leave it to the tree.
             for name, own in (("BUILTIN_TEXT_FONT", entry.text_font), ("BUILTIN_ICON_FONT", entry.icon_font)):

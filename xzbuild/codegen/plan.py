@@ -186,6 +186,7 @@ def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: 
     in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped, the board
     symbol the tree's release script picked made explicit where the board has several). Two files
     with the same reading import to the same board."""
+    from xzbuild.importer.board import type_from_dir
     from xzbuild.importer.migrate import (
         _redundant_sdkconfig,
         _variant_names,
@@ -202,7 +203,9 @@ def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: 
     if not isinstance(obj, dict) or not isinstance(obj.get("builds"), list):
         return obj
     obj = dict(obj)
-    if "type" not in obj and board.type in (board.dir.rsplit("/", 1)[-1], board.dir.replace("/", "-")):
+    leaf = board.dir.rsplit("/", 1)[-1]
+    if "type" not in obj and board.type in (leaf, board.dir.replace("/", "-"), type_from_dir(leaf),
+                                            type_from_dir(board.dir.replace("/", "-"))):
         obj["type"] = board.type  # the tree's CMake took the type from the directory
     if "manufacturer" not in obj and "/" in board.dir and board.manufacturer == board.dir.split("/")[0]:
         obj["manufacturer"] = board.manufacturer  # early-2026 trees: the maker in CMake's set(MANUFACTURER) only

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -65,11 +66,9 @@ class ImportReport:
         """Record that ``board_dir`` was not imported because of ``error`` (upstream's own broken file)."""
         where = error.location
         if where is not None:
-            try:
+            with contextlib.suppress(ValueError):  # a path outside the tree stays as it is
                 where = Location(Path(where.path).resolve().relative_to(firmware.resolve()).as_posix(), where.line,
                                  where.column)
-            except ValueError:
-                pass
         self.errors.append(f"{where or firmware}: board dir {board_dir} not imported: {error.message}")
         self.unimported.append({"dir": board_dir, "symbols": symbols, "why": f"{where}: {error.message}"
                                 if where is not None else error.message})
