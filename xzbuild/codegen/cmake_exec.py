@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fontnames import font_meaning
+from xzbuild.importer.board import type_from_dir
 
 CMAKE_PATH = "main/CMakeLists.txt"
 #: Variables compared with the board files.
@@ -291,10 +293,8 @@ def compare(evaluation: Evaluation, variants: Iterable[VariantInput], path: str 
 
 def _meaning(name: str, value: str) -> str:
     """What a value means: a font as today's model spells it (a tree's own older spelling, which generate keeps,
-    names the same font: codegen.merge.font_meaning); other values as they are."""
+    names the same font: core.fontnames.font_meaning); other values as they are."""
     if name in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT"):
-        from xzbuild.codegen.merge import font_meaning
-
         return font_meaning(value)
     return value
 
@@ -321,7 +321,6 @@ def _identity_defines(defines: list[str], expected: Mapping[str, str], got: Mapp
 def board_variants(board_set: object) -> list[VariantInput]:
     """Every variant of ``board_set`` with its configuration (the target's defaults, the board line and the
     append, as ``matrix build`` layers them) and what its board file says the CMake must leave."""
-    from xzbuild.importer.board import type_from_dir
     from xzbuild.model.types import BoardSet
     from xzbuild.sdkconfig.fragment import board_lines
 

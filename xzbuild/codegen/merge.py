@@ -27,27 +27,14 @@ from typing import TYPE_CHECKING
 from xzbuild.core.cmake import Statement
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fontnames import font_meaning
 from xzbuild.importer.cmake import branch_symbol
 
 if TYPE_CHECKING:
     from xzbuild.codegen.rows import BoardTypeRow
 
 _FONT_VARS = {"BUILTIN_TEXT_FONT": "text_font", "BUILTIN_ICON_FONT": "icon_font"}
-# Upstream's 2026 font rename, as the importer applies it (xzbuild.importer.migrate.FONT_RENAMES).
-_RENAMES = (
-    (re.compile(r"^font_(?:puhui|noto)(?:_basic)?_(\d+)_(\d+)$"), "font_noto_sans_basic_{}_{}"),
-    (re.compile(r"^font_awesome_(\d+)_(\d+)$"), "font_material_symbols_{}_{}"),
-)
 _SIZE = re.compile(r"^(.*?)_(\d+)_(\d+)$")
-
-
-def font_meaning(name: str) -> str:
-    """A font name as today's model spells it (the importer's rename); other names unchanged."""
-    for rx, new in _RENAMES:
-        m = rx.match(name)
-        if m:
-            return new.format(*m.groups())
-    return name
 
 
 def _unquote(value: str) -> str:
