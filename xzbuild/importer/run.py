@@ -64,12 +64,12 @@ class ImportReport:
 
     def skip(self, board_dir: str, error: UserError, symbols: list[str], firmware: Path) -> None:
         """Record that ``board_dir`` was not imported because of ``error`` (upstream's own broken file)."""
-        where = error.location
+        self.errors.append(f"{error.location or firmware}: board dir {board_dir} not imported: {error.message}")
+        where = error.location  # kept in _firmware.yaml relative to the tree (the same on every machine)
         if where is not None:
             with contextlib.suppress(ValueError):  # a path outside the tree stays as it is
                 where = Location(Path(where.path).resolve().relative_to(firmware.resolve()).as_posix(), where.line,
                                  where.column)
-        self.errors.append(f"{where or firmware}: board dir {board_dir} not imported: {error.message}")
         self.unimported.append({"dir": board_dir, "symbols": symbols, "why": f"{where}: {error.message}"
                                 if where is not None else error.message})
 
