@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,25 @@ BROKEN = {20: ("main/boards/zectrix/zectrix-s3-epaper-4.2/config.json:1:1", "zec
           45: ("main/boards/waveshare/esp32-s3-touch-lcd-1.85b/config.json:1:1", "waveshare/esp32-s3-touch-lcd-1.85b"),
           130: ("main/boards/waveshare/esp32-c6-touch-amoled-2.06/config.json:3:1",
                 "waveshare/esp32-c6-touch-amoled-2.06")}
-# A variant each commit must build besides one per target: 45's board behind the two-symbol branch.
-MUST_BUILD = {45: "waveshare-esp32-p4-nano-10.1-a"}
+# A variant each commit must build besides one per target: 45's board behind the two-symbol branch, 210's board
+# in a fork's capitalised dir (below).
+MUST_BUILD = {45: "waveshare-esp32-p4-nano-10.1-a", 210: "du-chatx"}
+
+
+def _fork_capital_dir(tree: Path) -> None:
+    """A fork's shape on 210 (wangjian-spec/xiaozhi-esp32, 2025-12, the same flat BOARD_TYPE layout: a board in
+    main/boards/EnglishTeacher whose config.json has no "type", so the tree's CMake reports the dir as BOARD_TYPE and
+    checks nothing): du-chatx moved to such a dir. Before: import wrote type 'EnglishTeacher', which check refuses."""
+    boards = tree / "main" / "boards"
+    (boards / "du-chatx").rename(boards / "EnglishTeacher")
+    assert '"type"' not in (boards / "EnglishTeacher" / "config.json").read_text(encoding="utf-8")
+    cmake = tree / "main" / "CMakeLists.txt"
+    text = cmake.read_text(encoding="utf-8")
+    assert text.count('set(BOARD_TYPE "du-chatx")') == 1
+    cmake.write_text(text.replace('set(BOARD_TYPE "du-chatx")', 'set(BOARD_TYPE "EnglishTeacher")'), encoding="utf-8")
+
+
+FORK_EDITS = {210: _fork_capital_dir}
 
 GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
 
@@ -54,13 +72,16 @@ def _commit_tree(tree: Path) -> None:
 
 
 def _pipeline(upstream: Path, rev: str, tmp: Path, capsys: pytest.CaptureFixture[str], builds: int = 3,
-              must: str | None = None) -> str:
-    """import -> check -> generate --check -> generate (no byte changed) -> stand-in build; returns import's stderr."""
+              must: str | None = None, edit: Callable[[Path], None] | None = None) -> str:
+    """import -> check -> generate --check -> generate (no byte changed) -> stand-in build; returns import's output."""
     tree = export_tree(upstream, rev, tmp / "fw")
+    if edit is not None:
+        edit(tree)
     _commit_tree(tree)
     boards = tmp / "boards"
     rc = main(["boards", "import", "--firmware", str(tree), "--out", str(boards)])
-    imported = capsys.readouterr().err
+    report = capsys.readouterr()
+    imported = report.out + report.err
     assert rc == 0, imported
     assert main(["boards", "check", "--boards", str(boards)]) == 0, capsys.readouterr().err
     capsys.readouterr()
@@ -94,7 +115,10 @@ def _pipeline(upstream: Path, rev: str, tmp: Path, capsys: pytest.CaptureFixture
 def test_history_tree_round_trip(upstream_history: Path, tmp_path: Path, offset: int,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert _git(upstream_history, "log", "-1", "--format=%cs", f"HEAD~{offset}").strip() == OFFSETS[offset]
-    imported = _pipeline(upstream_history, f"HEAD~{offset}", tmp_path, capsys, must=MUST_BUILD.get(offset))
+    imported = _pipeline(upstream_history, f"HEAD~{offset}", tmp_path, capsys, must=MUST_BUILD.get(offset),
+                         edit=FORK_EDITS.get(offset))
+    if offset in FORK_EDITS:
+        assert "EnglishTeacher: type englishteacher" in imported, imported
     skipped = [line for line in imported.splitlines() if " not imported: " in line]
     if offset in BROKEN:
         where, board_dir = BROKEN[offset]
