@@ -2,7 +2,9 @@
 BOARD_DIR chain with per-target Kconfig defaults after 2026-07-27, the BOARD_TYPE/MANUFACTURER chain with one plain
 default before it, and the oldest trees without fonts in the chain), each goes import -> check -> generate --check
 (exit 0) -> generate (git diff empty) -> a stand-in build of 3 variants. The expected values are upstream's own
-files: the tree as upstream committed it must be what generate leaves.
+files: the tree as upstream committed it must be what generate leaves. Three commits carry one of upstream's own
+broken boards (import skips it with one line, exit 0, and generate leaves its lines), one a chain branch keyed on
+two symbols of two choices, and 210 is given a fork's shape (a capitalised board dir without a config.json type).
 
 Also: adding one board to pristine upstream at the pin changes only that board's files and its table lines."""
 
