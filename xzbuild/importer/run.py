@@ -209,6 +209,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
                    for name in ("build", "release"))
     completed = dict(entries)  # each board's entries as its import completes them (their targets: _unselected)
     files: dict[str, str] = {}  # board file key -> the dir kept there
+    names: dict[tuple[str, str], str] = {}  # (what, name) -> the board dir that has it (boards check: unique)
 
     def mine(board_dir: str) -> list[str]:  # the chain symbols that select ``board_dir`` (kept by generate if skipped)
         # (a branch without a Kconfig entry included: upstream's half-added board keeps its branch too)
@@ -239,6 +240,11 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             report.renamed.append(f"{board_dir}: board file {key}.yaml (the firmware dir keeps its name, in dir:)")
         defaults = {k: v for path in defaults_files(firmware, data["target"]) for k, v in sdkconfig_layer(path).items()}
         notes = [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        taken = _name_clash(data, board_dir, names, boards_root)
+        if taken is not None:  # upstream copied a board's config.json without renaming its builds (2026-04)
+            report.skip(board_dir, taken, mine(board_dir), firmware)
+            written.add(path.resolve())
+            continue
         report.migrated += notes
         report.renamed += [note for note in notes if re.search(r"\.name: \S+ -> ", note)]  # variant (OTA) names
         report.renamed += [f"{board_dir}: {note}" for note in release_renames(data, p4x_rule)]
@@ -295,6 +301,31 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             stale.unlink()
             report.removed.append(str(stale))
     return report
+
+
+def _name_clash(data: dict[str, Any], board_dir: str, names: dict[tuple[str, str], str], boards_root: Path
+                ) -> UserError | None:
+    """The error that skips ``board_dir`` when its type or a variant's name or release (full) name is already an
+    earlier board's (``boards check`` requires them unique: two zips of one name); else records its names."""
+    maker = data.get("manufacturer")
+    mine: list[tuple[str, str]] = [("type", str(data["type"]))]
+    for variant in data.get("variants", []):
+        for v in (variant, variant.get("p4x")):
+            if isinstance(v, dict) and "name" in v:
+                mine += [("variant name", str(v["name"])), ("full name", full_name(str(v["name"]), maker))]
+    for what, name in mine:
+        other = names.get((what, name))
+        if other is not None and other != board_dir:
+            cfg = boards_root / board_dir / "config.json"
+            text = _text(cfg)
+            short = name if what != "full name" or not maker else name.removeprefix(f"{maker}-")
+            at = text.find(f'"{short}"')
+            line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+            return UserError(f"{what} {name!r} is already board dir {other}'s (two boards would build one release "
+                             "name); rename this board's build", Location(str(cfg if cfg.is_file() else cfg.parent), line))
+    for key in mine:
+        names.setdefault(key, board_dir)
+    return None
 
 
 def _with_dir(data: dict[str, Any], board_dir: str) -> dict[str, Any]:
