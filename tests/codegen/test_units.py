@@ -307,3 +307,58 @@ def test_fork_that_removed_boards_keeps_its_lists_and_hooks() -> None:
     assert splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("y",))], known={"BOARD_TYPE_B"}) == cmake
     changed = splice_hooks(cmake, [Hook("CONFIG_BOARD_TYPE_B", ("z",))], known={"BOARD_TYPE_B"})
     assert "        z\n" in changed and "BOARD_TYPE_GONE" not in changed
+
+
+# --- Issue 37: chains as upstream had them -----------------------------------------------------------------
+
+_OR_CHAIN = """if(CONFIG_BOARD_TYPE_A)
+    set(MANUFACTURER "m")
+    set(BOARD_TYPE "a")
+    set(BUILTIN_TEXT_FONT font_puhui_basic_16_4)
+elseif(CONFIG_BOARD_TYPE_NANO OR CONFIG_ETH_BOARD_TYPE_NANO)
+    set(MANUFACTURER "m")
+    set(BOARD_TYPE "nano")
+    set(BUILTIN_TEXT_FONT font_puhui_basic_30_4)
+elseif(CONFIG_BOARD_TYPE_HALF)
+    set(MANUFACTURER "m")
+    set(BOARD_TYPE "half")
+endif()
+"""
+
+
+def _row(symbol: str, board_dir: str, font: str | None) -> BoardTypeRow:
+    return BoardTypeRow(symbol=symbol, label=symbol, target="esp32s3", dir=board_dir, text_font=font)
+
+
+def test_two_choice_branch_is_the_boards_and_keeps_its_head() -> None:
+    """Upstream 2026-06 (HEAD~41..46): ``elseif(CONFIG_BOARD_TYPE_X OR CONFIG_ETH_BOARD_TYPE_X)`` selects board X
+    (the other symbol is the Ethernet board choice's). Unchanged, it is kept byte for byte; a changed font rewrites
+    the branch's set()s under the tree's own head line. Two board symbols stay refused. Before: refused at its line."""
+    from xzbuild.importer.cmake import branch_symbol, parse_cmake
+
+    assert branch_symbol("CONFIG_BOARD_TYPE_NANO OR CONFIG_ETH_BOARD_TYPE_NANO") == "BOARD_TYPE_NANO"
+    assert branch_symbol("CONFIG_BOARD_TYPE_A OR CONFIG_BOARD_TYPE_B") is None
+    assert branch_symbol("CONFIG_BOARD_TYPE_A AND CONFIG_X") is None
+    assert [b.symbol for b in parse_cmake(_OR_CHAIN).branches] == ["BOARD_TYPE_A", "BOARD_TYPE_NANO", "BOARD_TYPE_HALF"]
+    rows = [_row("BOARD_TYPE_A", "m/a", "font_noto_sans_basic_16_4"),
+            _row("BOARD_TYPE_NANO", "m/nano", "font_noto_sans_basic_30_4"), _row("BOARD_TYPE_HALF", "m/half", None)]
+    assert splice_cmake(_OR_CHAIN, rows) == _OR_CHAIN
+    rows[1] = _row("BOARD_TYPE_NANO", "m/nano", "font_noto_sans_basic_20_4")
+    changed = splice_cmake(_OR_CHAIN, rows)
+    assert "elseif(CONFIG_BOARD_TYPE_NANO OR CONFIG_ETH_BOARD_TYPE_NANO)\n" in changed
+    assert "set(BUILTIN_TEXT_FONT font_puhui_basic_20_4)" in changed  # the tree's spelling of the new size
+    with pytest.raises(UserError, match=r":5: board chain branch"):
+        splice_cmake(_OR_CHAIN.replace("CONFIG_ETH_BOARD_TYPE_NANO", "CONFIG_BOARD_TYPE_A"), rows)
+
+
+def test_skipped_boards_keep_their_branch_and_dependency_terms() -> None:
+    """A board the import skipped (upstream's own broken files; ``_firmware.yaml`` ``unimported``) has no row: its
+    chain branch stays where it is, and its term in a dependency list stays. Before: both were removed."""
+    rows = [_row("BOARD_TYPE_A", "m/a", "font_noto_sans_basic_16_4"),
+            _row("BOARD_TYPE_NANO", "m/nano", "font_noto_sans_basic_30_4")]
+    assert splice_cmake(_OR_CHAIN, rows, keep=frozenset({"BOARD_TYPE_HALF"})) == _OR_CHAIN
+    assert "CONFIG_BOARD_TYPE_HALF" not in splice_cmake(_OR_CHAIN, rows)  # a removed board still goes
+    text = "config USE_X\n    bool \"x\"\n    depends on Y && (BOARD_TYPE_A || BOARD_TYPE_HALF)\n"
+    assert rewrite_dependency_list(text, "config", "USE_X", ["BOARD_TYPE_A"], keep=frozenset({"BOARD_TYPE_HALF"})) \
+        == text
+    assert "BOARD_TYPE_HALF" not in rewrite_dependency_list(text, "config", "USE_X", ["BOARD_TYPE_A"])

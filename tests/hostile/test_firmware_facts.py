@@ -63,6 +63,11 @@ ROWS: list[tuple[str, Edit, str, str]] = [
     ("kconfig-block-shell-macro", lambda d: d["kconfig_blocks"][0].__setitem__("text", 'config X\n  default '
                                                                                        '"$(shell,id)"'),
      r"kconfig_blocks\.0\.text", "Kconfig"),
+    ("unimported-symbol-not-symbol", lambda d: d.__setitem__("unimported", [
+        {"dir": "x", "symbols": ["BOARD_TYPE_X)\nset(BOARD_DIR y"], "why": "x"}]), r"unimported\.0\.symbols\.0",
+     "BOARD_TYPE_<NAME>"),
+    ("unimported-why-two-lines", lambda d: d.__setitem__("unimported", [
+        {"dir": "x", "symbols": [], "why": "a\nb"}]), r"unimported\.0\.why", "one printable line"),
 ]
 
 

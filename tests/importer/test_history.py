@@ -34,12 +34,11 @@ def _import(tree: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
 
 def _check_import(tree: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, err = _import(tree, out, capsys)
-    if rc == 1:
+    assert rc == 0, err  # upstream's own broken boards are skipped, the rest imported
+    if err:
         *errors, summary = err
-        assert errors and all(_ERROR.match(line) for line in errors), err
+        assert errors and all(_ERROR.match(line) and " not imported: " in line for line in errors), err
         assert summary.startswith(f"{len(errors)} board dir(s) not imported"), summary
-    else:
-        assert rc == 0 and not err, err
     assert main(["boards", "check", "--boards", str(out)]) == 0, capsys.readouterr().err
     assert "board files" in capsys.readouterr().out
     # Every table a variant names was carried (original bytes), so the check above judged each one.

@@ -6,7 +6,7 @@ recorded shim of the ESP-IDF functions it calls. It refuses what the real build 
   name outside upstream's regex), with CMake's message;
 - no board source compiled (no ``main/boards/<dir>/`` file other than ``boards/common/`` among the sources:
   an older tree that globs ``boards/${BOARD_TYPE}/*.cc`` given a ``set(BOARD_DIR ...)`` chain);
-- a board dir (``BOARD_DIR``, else ``BOARD_TYPE`` in trees before 2026-07-27) that does not exist;
+- a board dir (``BOARD_DIR``, else ``[MANUFACTURER/]BOARD_TYPE`` in trees before 2026-07-27) that does not exist;
 - a font or emoji collection the CMake names that the tree's pinned components do not provide
   (``components.py``: ``main/idf_component.yml`` / ``dependencies.lock``).
 
@@ -79,7 +79,7 @@ def run_main_cmake(project: Path, build: Path, target: str, board_name: str, idf
     lines += [f"include({_cmake_string(str(build / 'config' / 'sdkconfig.cmake'))})",
               f"include({_cmake_string(str(SHIM))})",
               f"include({_cmake_string(str(main_cmake))})",
-              'foreach(_v BOARD_DIR BOARD_TYPE BOARD_NAME BOARD_MANUFACTURER BUILTIN_TEXT_FONT BUILTIN_ICON_FONT '
+              'foreach(_v BOARD_DIR BOARD_TYPE MANUFACTURER BOARD_NAME BOARD_MANUFACTURER BUILTIN_TEXT_FONT BUILTIN_ICON_FONT '
               'DEFAULT_EMOJI_COLLECTION LANG_DIR)',
               '    if(DEFINED ${_v})',
               '        _xz_record(VAR "${_v}=${${_v}}")',
@@ -141,7 +141,9 @@ def _selection(project: Path, record: str) -> dict[str, object]:
     out["text_font"] = variables.get("BUILTIN_TEXT_FONT", "")
     out["icon_font"] = variables.get("BUILTIN_ICON_FONT", "")
     out["emoji_collection"] = variables.get("DEFAULT_EMOJI_COLLECTION", "")
-    out["board_dir"] = variables.get("BOARD_DIR") or variables.get("BOARD_TYPE", "")
+    # early-2026 trees: set(MANUFACTURER "m") + set(BOARD_TYPE "b") selects boards/m/b (their glob reads both)
+    maker = variables.get("MANUFACTURER", "")
+    out["board_dir"] = variables.get("BOARD_DIR") or (f"{maker}/" if maker else "") + variables.get("BOARD_TYPE", "")
     return out
 
 

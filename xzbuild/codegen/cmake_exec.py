@@ -34,6 +34,8 @@ from pathlib import Path
 
 from xzbuild.core import sdkconfig_text
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fontnames import font_meaning
+from xzbuild.importer.board import type_from_dir
 
 CMAKE_PATH = "main/CMakeLists.txt"
 #: Variables compared with the board files.
@@ -124,8 +126,10 @@ def _shim(nonce: str) -> str:
   if(sub IN_LIST _xz_reads{nonce})
     _file(${{ARGV}})
     foreach(_v IN ITEMS ${{ARGV}})
-      if(DEFINED ${{_v}})
-        set(${{_v}} "${{${{_v}}}}" PARENT_SCOPE)
+      if(_v MATCHES "^[A-Za-z0-9_.+-]+$")
+        if(DEFINED ${{_v}})
+          set(${{_v}} "${{${{_v}}}}" PARENT_SCOPE)
+        endif()
       endif()
     endforeach()
   elseif(sub STREQUAL "DOWNLOAD")
@@ -290,10 +294,8 @@ def compare(evaluation: Evaluation, variants: Iterable[VariantInput], path: str 
 
 def _meaning(name: str, value: str) -> str:
     """What a value means: a font as today's model spells it (a tree's own older spelling, which generate keeps,
-    names the same font: codegen.merge.font_meaning); other values as they are."""
+    names the same font: core.fontnames.font_meaning); other values as they are."""
     if name in ("BUILTIN_TEXT_FONT", "BUILTIN_ICON_FONT"):
-        from xzbuild.codegen.merge import font_meaning
-
         return font_meaning(value)
     return value
 
@@ -334,7 +336,11 @@ def board_variants(board_set: object) -> list[VariantInput]:
             config = {k: sdkconfig_text.unquote(val) for k, val in v.effective_sdkconfig.items()}
             config.update((a.key, a.value) for a in sdkconfig_text.read_lines(board_lines(v)[1]))
             config[entry.config] = "y"
-            expected = {"BOARD_DIR": board.dir, "BOARD_TYPE": board.type, "BOARD_NAME": v.full_name,
+            # A type the importer spelled from a dir no type can name (EnglishTeacher -> englishteacher; the
+            # tree's config.json has no type): the tree's CMake reports the dir itself, and generate keeps it so.
+            leaf = board.dir.rsplit("/", 1)[-1]
+            reported = leaf if leaf != board.type and type_from_dir(leaf) == board.type else board.type
+            expected = {"BOARD_DIR": board.dir, "BOARD_TYPE": reported, "BOARD_NAME": v.full_name,
                         "DEFAULT_EMOJI_COLLECTION": entry.emoji_collection or ""}
             # A font the branch does not set is the facts' default; facts without one leave it to the tree.
             for name, own in (("BUILTIN_TEXT_FONT", entry.text_font), ("BUILTIN_ICON_FONT", entry.icon_font)):

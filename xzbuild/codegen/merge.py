@@ -27,26 +27,14 @@ from typing import TYPE_CHECKING
 from xzbuild.core.cmake import Statement
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
+from xzbuild.core.fontnames import font_meaning
+from xzbuild.importer.cmake import branch_symbol
 
 if TYPE_CHECKING:
     from xzbuild.codegen.rows import BoardTypeRow
 
 _FONT_VARS = {"BUILTIN_TEXT_FONT": "text_font", "BUILTIN_ICON_FONT": "icon_font"}
-# Upstream's 2026 font rename, as the importer applies it (xzbuild.importer.migrate.FONT_RENAMES).
-_RENAMES = (
-    (re.compile(r"^font_(?:puhui|noto)(?:_basic)?_(\d+)_(\d+)$"), "font_noto_sans_basic_{}_{}"),
-    (re.compile(r"^font_awesome_(\d+)_(\d+)$"), "font_material_symbols_{}_{}"),
-)
 _SIZE = re.compile(r"^(.*?)_(\d+)_(\d+)$")
-
-
-def font_meaning(name: str) -> str:
-    """A font name as today's model spells it (the importer's rename); other names unchanged."""
-    for rx, new in _RENAMES:
-        m = rx.match(name)
-        if m:
-            return new.format(*m.groups())
-    return name
 
 
 def _unquote(value: str) -> str:
@@ -104,8 +92,8 @@ def find_chain(text: str, path: str) -> Chain:
             cond = s.command.inner.strip()
             if s.word == "else":
                 symbol = None
-            elif re.fullmatch(r"CONFIG_BOARD_TYPE_\w+", cond):
-                symbol = cond.removeprefix("CONFIG_")
+            elif branch_symbol(cond) is not None:
+                symbol = branch_symbol(cond)
             else:
                 raise UserError(f"board chain branch {s.word}({cond}) is not one board symbol; generate keeps one "
                                 "branch per board: split it into one branch per CONFIG_BOARD_TYPE_ symbol",
@@ -201,8 +189,10 @@ def _meaning(sets: dict[str, str] | list[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_order: list[str]) -> str:
-    """``text`` with the board chain brought in line with ``rows`` (see the module docstring)."""
+def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_order: list[str],
+                      keep: frozenset[str] = frozenset()) -> str:
+    """``text`` with the board chain brought in line with ``rows`` (see the module docstring). Branches of the
+    symbols in ``keep`` that no row describes (boards the import skipped) stay as the tree has them, in place."""
     from xzbuild.codegen.rows import stable_order
 
     chain = find_chain(text, path)
@@ -217,14 +207,21 @@ def merge_cmake_chain(text: str, rows: list[BoardTypeRow], path: str, kconfig_or
         # A new first branch would turn the tree's if() into elseif(): put it second, the chain is unsorted anyway.
         ordered[0], ordered[1] = ordered[1], ordered[0]
     out: list[str] = []
+    described = {r.symbol for r in rows}
+    kept = {b.symbol: b for b in chain.branches if b.symbol in keep and b.symbol not in described}
     for row in ordered:
+        for symbol in [s for s in kept if kept[s].first < existing.get(row.symbol, kept[s]).first]:
+            out.append("".join(lines[kept[symbol].first:kept[symbol].stop]))
+            del kept[symbol]
         sets = _row_sets(row, chain, text, path, spellings)
         branch = existing.get(row.symbol)
         if branch is not None and _meaning(branch.sets) == _meaning(sets):
             out.append("".join(lines[branch.first:branch.stop]))
             continue
         body = "".join(f"{chain.indent}set({var} {value})\n" for var, value in sets)
-        out.append(f"elseif(CONFIG_{row.symbol})\n{body}")
+        # a changed branch keeps the tree's head line (its condition may name another choice's symbol too)
+        out.append(f"{lines[branch.first]}{body}" if branch is not None else f"elseif(CONFIG_{row.symbol})\n{body}")
+    out += ["".join(lines[b.first:b.stop]) for b in kept.values()]
     out += ["".join(lines[b.first:b.stop]) for b in tail]
     for i, chunk in enumerate(out):
         word = "if" if i == 0 else "elseif"
@@ -333,6 +330,8 @@ def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: 
     chunks += ["".join(lines[e.first:e.stop]) for e in kept.values()]
     # Defaults: per target when the tree has them so (or has none and entries name targets), else one plain default.
     wanted = {r.target: r.symbol for r in rows if r.target_default}
+    # a default naming an entry kept as the tree has it (a board the import skipped) stays too
+    wanted.update({t: s for _, s, t in defaults if t is not None and s in orphans and t not in wanted})
     default_text = None
     if defaults:
         indent = re.match(r"[ \t]*", lines[defaults[0][0]]).group(0)  # type: ignore[union-attr]
@@ -345,7 +344,9 @@ def merge_kconfig_choice(text: str, rows: list[BoardTypeRow], path: str, start: 
         else:
             symbol = defaults[0][1]
             target = next((r.target for r in rows if r.symbol == symbol), None)
-            if target is None or wanted.get(target, symbol) != symbol:
+            if symbol in orphans and symbol not in {r.symbol for r in rows}:
+                pass  # the default names an entry kept as the tree has it
+            elif target is None or wanted.get(target, symbol) != symbol:
                 new = wanted.get(target or "") or next(iter(wanted.values()), None)
                 default_text = f"{indent}default {new}\n" if new else ""
     out = lines[:first]

@@ -186,6 +186,7 @@ def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: 
     in ``legacy_names``, lines repeating the target default dropped, language/wake-word lines dropped, the board
     symbol the tree's release script picked made explicit where the board has several). Two files
     with the same reading import to the same board."""
+    from xzbuild.importer.board import type_from_dir
     from xzbuild.importer.migrate import (
         _redundant_sdkconfig,
         _variant_names,
@@ -202,8 +203,12 @@ def _config_json_meaning(text: str, board: Board, firmware: Path | None, known: 
     if not isinstance(obj, dict) or not isinstance(obj.get("builds"), list):
         return obj
     obj = dict(obj)
-    if "type" not in obj and board.type in (board.dir.rsplit("/", 1)[-1], board.dir.replace("/", "-")):
+    leaf = board.dir.rsplit("/", 1)[-1]
+    if "type" not in obj and board.type in (leaf, board.dir.replace("/", "-"), type_from_dir(leaf),
+                                            type_from_dir(board.dir.replace("/", "-"))):
         obj["type"] = board.type  # the tree's CMake took the type from the directory
+    if "manufacturer" not in obj and "/" in board.dir and board.manufacturer == board.dir.split("/")[0]:
+        obj["manufacturer"] = board.manufacturer  # early-2026 trees: the maker in CMake's set(MANUFACTURER) only
     variants = []
     for build in obj.pop("builds"):
         if not isinstance(build, dict) or not isinstance(build.get("name"), str):
@@ -302,8 +307,9 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
                 plan.custom_sources[board.dir] = _check_custom_sources(board, firmware / base)
         else:
             plan.files[f"{base}/{archetype_source_name(board)}"] = archetype_source_text(board).encode("utf-8")
+    unimported = dict(getattr(board_set.firmware, "unimported", {}) or {})
     if firmware is not None and not only:
-        plan.stale = _stale_config_json(firmware, {b.dir for b in board_set.boards})
+        plan.stale = _stale_config_json(firmware, {b.dir for b in board_set.boards} | set(unimported))
     if firmware is not None:
         plan.files.update(_missing_tables(board_set, boards, firmware))
     rows = board_rows(board_set)
@@ -317,10 +323,12 @@ def build_plan(board_set: BoardSet, firmware: Path | None, only: list[str] | Non
     users = [(k.symbol, list(k.cmake_hooks), b.type) for b in board_set.boards for k in b.kconfig if k.cmake_hooks]
     hooks = build_hooks(getattr(board_set.firmware, "cmake_hooks", []), users)
     if kconfig is not None and cmake is not None:
+        # Boards the import skipped (upstream's own broken files) keep their entries and branches as they are.
+        skipped = frozenset(s for symbols in unimported.values() for s in symbols) - {r.symbol for r in rows}
         plan.files[KCONFIG_PATH] = splice_kconfig(kconfig, rows, KCONFIG_PATH, kconfig_order,
-                                                  _orphans(kconfig_order, rows, cmake)).encode("utf-8")
-        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order), hooks, CMAKE_PATH,
-                             {r.symbol for r in rows})
+                                                  _orphans(kconfig_order, rows, cmake) | skipped).encode("utf-8")
+        cmake = splice_hooks(splice_cmake(cmake, rows, CMAKE_PATH, cmake_order, kconfig_order, skipped), hooks,
+                             CMAKE_PATH, {r.symbol for r in rows})
         plan.files[CMAKE_PATH] = cmake.encode("utf-8")
     else:
         kc = render_kconfig_defaults(rows) + render_kconfig_entries(rows, kconfig_order)

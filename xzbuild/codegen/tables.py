@@ -176,13 +176,13 @@ def splice_kconfig(text: str, rows: list[BoardTypeRow], path: str = KCONFIG_PATH
         text = merge_kconfig_choice(text, rows, path, body_start, body_stop, orphans)
     for (kind, name), term in DEPENDENCY_LISTS.items():
         terms = [t for t in (term(r) for r in sort_by_symbol(rows)) if t is not None]
-        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans)
+        text = rewrite_dependency_list(text, kind, name, terms, path, {r.symbol for r in rows} | orphans, orphans)
     return text
 
 
 def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, order: list[str] | None = None,
-                 kconfig_order: list[str] | None = None) -> str:
-    """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text."""
+                 kconfig_order: list[str] | None = None, keep: frozenset[str] = frozenset()) -> str:
+    """Regenerate the BOARD_TYPE -> BOARD_DIR chain in CMake text (branches of ``keep`` no row describes: kept)."""
 
     def unmarked(t: str) -> tuple[int, int]:
         m = re.search(r"^if\(CONFIG_BOARD_TYPE_\w+\)\n", t, re.M)
@@ -197,7 +197,7 @@ def splice_cmake(text: str, rows: list[BoardTypeRow], path: str = CMAKE_PATH, or
 
     body = render_cmake_table(rows, order, kconfig_order)
     marked = bool(marked_regions(text, "board-table", path))
-    merged = None if marked else merge_cmake_chain(text, rows, path, kconfig_order or [])
+    merged = None if marked else merge_cmake_chain(text, rows, path, kconfig_order or [], keep)
     # Defaults before the table are fine (each branch overrides them); after it, a set() wins over every board.
     defined = sorted({"BOARD_DIR", *re.findall(r"^[ \t]*set\((\w+)", body, re.M)})
     if marked:
@@ -287,7 +287,7 @@ def _term_symbol(term: str) -> str:
 
 
 def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], path: str = KCONFIG_PATH,
-                            known: set[str] | None = None) -> str:
+                            known: set[str] | None = None, keep: frozenset[str] = frozenset()) -> str:
     """Replace the OR-group of BOARD_TYPE symbols in ``<kind> <name>``'s ``depends on`` with ``terms``.
 
     The rest of the expression (``USE_AUDIO_PROCESSOR && (...)``) is kept. Entries upstream does not have
@@ -299,6 +299,7 @@ def rewrite_dependency_list(text: str, kind: str, name: str, terms: list[str], p
     start, end, indent, expr = found
     present = [" ".join(t.split()) for t in re.findall(r"\(\s*BOARD_TYPE_\w+\s*&&[^)]*\)|\bBOARD_TYPE_\w+", expr)]
     wanted = [" ".join(t.split()) for t in terms]
+    wanted += [t for t in present if _term_symbol(t) in keep and t not in wanted]  # entries kept as the tree has them
     if sorted(present) == sorted(wanted):
         return text  # same boards: the hand layout and order stay
     if known is not None and sorted(t for t in present if _term_symbol(t) in known) == sorted(wanted):

@@ -7,6 +7,7 @@ caller (`run.import_firmware`) records the notes and writes the board file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from xzbuild.importer.configh import parse_config_h
 from xzbuild.importer.configjson import json_key_line, json_line, read_config_json
 from xzbuild.importer.migrate import pin_tree_symbol
 from xzbuild.importer.sources import guess_target, source_facts
+from xzbuild.model.naming import IDENT_RE
 from xzbuild.model.types import KconfigEntry
 
 
@@ -84,24 +86,36 @@ def import_board(path: Path, board_dir: str, entries: Mapping[str, tuple[str, Kc
     return BoardImport(data, len(builds), notes + pinned, completed)
 
 
+def type_from_dir(name: str) -> str:
+    """A board type for a dir name: lower-cased, other characters than ``[a-z0-9.-]`` as ``-``
+    (``EnglishTeacher`` -> ``englishteacher``); a valid type unchanged."""
+    return re.sub(r"^[^a-z0-9]+", "", re.sub(r"[^a-z0-9.-]", "-", name.lower())) or "board"
+
+
 def _identity_section(cfg: Mapping[str, Any] | None, path: Path, board_dir: str, mine: Sequence[KconfigEntry]
                       ) -> tuple[dict[str, Any], BoardNotes]:
     """type, manufacturer, target (and preview) from config.json; without one, from the dir, the board's
     Kconfig entry or its sources (``config_json: false``)."""
     data: dict[str, Any] = {}
     if cfg is not None:
-        data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
         migrated: tuple[str, ...] = ()
+        data["type"] = cfg.get("type", board_dir.rsplit("/", 1)[-1])
+        if "type" not in cfg and not IDENT_RE.match(data["type"]):
+            # a fork's dir named as the firmware allows (EnglishTeacher): the tree's CMake reports the dir as
+            # BOARD_TYPE; the board file's type is its valid spelling (the dir is kept under dir:)
+            data["type"] = type_from_dir(data["type"])
+            migrated = (f"{board_dir}: type {data['type']} (config.json has no type; the directory name is no "
+                        "valid type)",)
         if "manufacturer" in cfg:
             data["manufacturer"] = cfg["manufacturer"].strip()
         elif "/" in board_dir:  # early-2026 trees kept the maker in CMake's set(MANUFACTURER) only
             data["manufacturer"] = board_dir.split("/")[0]
-            migrated = (f"{board_dir}: manufacturer {data['manufacturer']} taken from its directory",)
+            migrated += (f"{board_dir}: manufacturer {data['manufacturer']} taken from its directory",)
         data["target"] = cfg["target"]
         if "preview" in cfg:
             data["preview"] = cfg["preview"]
         return data, BoardNotes(migrated=migrated)
-    data["type"] = board_dir.replace("/", "-")
+    data["type"] = type_from_dir(board_dir.replace("/", "-"))
     if "/" in board_dir:
         data["manufacturer"] = board_dir.split("/")[0]
     target = (mine[0].target if mine else None) or guess_target(path)

@@ -80,6 +80,17 @@ def parse_cmake(text: str) -> CMakeFacts:
     return facts
 
 
+def branch_symbol(cond: str) -> str | None:
+    """The board symbol a chain branch's condition selects: ``CONFIG_BOARD_TYPE_X``, or an OR of it with symbols of
+    other choices (upstream 2026-06: ``CONFIG_BOARD_TYPE_X OR CONFIG_ETH_BOARD_TYPE_X``, the same board picked from
+    the Ethernet board choice); None for anything else (two board symbols, AND, NOT, ...)."""
+    operands = re.split(r"\s+OR\s+", cond.strip())
+    if not all(re.fullmatch(r"CONFIG_[A-Za-z0-9_]+", o) for o in operands):
+        return None
+    boards = [o for o in operands if re.fullmatch(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+", o)]
+    return boards[0][len("CONFIG_"):] if len(boards) == 1 else None
+
+
 def _chain(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
     """The branches of the chain that starts ``statements``, up to its ``endif()``."""
     level = len(statements[0].conditions)
@@ -93,11 +104,15 @@ def _chain(facts: CMakeFacts, statements: Sequence[Statement]) -> None:
             break
         if head and statement.word in ("if", "elseif"):
             cond = statement.command.inner.strip()
-            if not re.fullmatch(r"CONFIG_BOARD_TYPE_[A-Za-z0-9_]+", cond):
+            symbol = branch_symbol(cond)
+            if symbol is None:
                 facts.problems.append(f"CMakeLists.txt:{statement.line}: chain condition {cond!r} is not one board symbol")
                 current = None
                 continue
-            current = Branch(cond[len("CONFIG_"):], {}, statement.line)
+            if symbol != cond[len("CONFIG_"):]:
+                facts.problems.append(f"CMakeLists.txt:{statement.line}: chain branch {cond!r} is the board "
+                                      f"{symbol}'s (the other symbols come from another choice); kept as written")
+            current = Branch(symbol, {}, statement.line)
             facts.branches.append(current)
             continue
         found = _set_value(statement)

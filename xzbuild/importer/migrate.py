@@ -12,15 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from xzbuild.core.errors import UserError
+from xzbuild.core.fontnames import FONT_RENAMES
 from xzbuild.model.naming import CJK, LABEL_RE
 from xzbuild.model.validate import _FORBIDDEN_APPEND as FORBIDDEN_APPEND
 
-# Upstream renamed its built-in fonts (same size and bit depth) in 2026.
-FONT_RENAMES = (
-    # font_puhui_<n>_<bpp> (the full charset) and font_noto_basic_* were folded into the one basic font.
-    ("text_font", re.compile(r"^font_(?:puhui|noto)(?:_basic)?_(\d+)_(\d+)$"), "font_noto_sans_basic_{}_{}"),
-    ("icon_font", re.compile(r"^font_awesome_(\d+)_(\d+)$"), "font_material_symbols_{}_{}"),
-)
 # Label spellings upstream's tests reject today, and the spelling upstream switched to.
 LABEL_RENAMES = {
     "ALIENTEK": "Alientek", "AMOLOED": "AMOLED", "AIPI-Lite": "AiPi-Lite", "NOLOGO": "Nologo",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -14,7 +15,7 @@ from xzbuild.core.errors import Location, UserError
 from xzbuild.core.fsutil import write_if_changed
 from xzbuild.core.sdkdefaults import defaults_files, defaults_list
 from xzbuild.importer.board import BoardNotes, import_board
-from xzbuild.importer.cmake import CMakeFacts, parse_cmake, unquote
+from xzbuild.importer.cmake import Branch, CMakeFacts, parse_cmake, unquote
 from xzbuild.importer.configjson import read_config_json
 from xzbuild.importer.kconfig import KconfigFacts, parse_kconfig
 from xzbuild.importer.migrate import (
@@ -51,14 +52,27 @@ class ImportReport:
     problems: list[str] = field(default_factory=list)
     # Changes that carry an older tree's board onto today's conventions (see importer.migrate).
     migrated: list[str] = field(default_factory=list)
-    # Upstream's own broken files (``file:line: what``): each skips one board; the rest is imported.
+    # Upstream's own broken files (``file:line: board dir D not imported: why``): each skips one board; the rest
+    # is imported, and ``unimported`` (board dir -> its symbols, why) tells generate to leave that board's lines.
     errors: list[str] = field(default_factory=list)
+    unimported: list[dict[str, Any]] = field(default_factory=list)
     upstream_commit: str = ""
     # Partition tables the boards name, copied into <out>/partitions/ (see importer.tables).
     tables: list[str] = field(default_factory=list)
     # Every name that differs from the tree's own: board files named otherwise than their dir, release
     # (zip) names today's rules derive differently from the tree's scripts.
     renamed: list[str] = field(default_factory=list)
+
+    def skip(self, board_dir: str, error: UserError, symbols: list[str], firmware: Path) -> None:
+        """Record that ``board_dir`` was not imported because of ``error`` (upstream's own broken file)."""
+        self.errors.append(f"{error.location or firmware}: board dir {board_dir} not imported: {error.message}")
+        where = error.location  # kept in _firmware.yaml relative to the tree (the same on every machine)
+        if where is not None:
+            with contextlib.suppress(ValueError):  # a path outside the tree stays as it is
+                where = Location(Path(where.path).resolve().relative_to(firmware.resolve()).as_posix(), where.line,
+                                 where.column)
+        self.unimported.append({"dir": board_dir, "symbols": symbols, "why": f"{where}: {error.message}"
+                                if where is not None else error.message})
 
     def add_board_notes(self, board_dir: str, notes: BoardNotes) -> None:
         """Record what importing ``board_dir`` found."""
@@ -92,9 +106,25 @@ def find_board_dirs(boards_root: Path) -> list[str]:
         rel = path.relative_to(boards_root).as_posix()
         if rel.split("/")[0] == "common" or rel.count("/") > 1:
             continue
-        if (path / "config.json").exists() or (path / "config.h").exists() or any(path.glob("*.cc")):
+        if (path / "config.json").exists() or (path / "config.h").exists():
+            found.append(rel)
+        elif any(path.glob("*.cc")) and not any((sub / name).exists() for sub in path.iterdir() if sub.is_dir()
+                                                  for name in ("config.json", "config.h")):
+            # sources alone make a board dir, unless the dir holds board dirs: then it is a manufacturer's dir and
+            # its sources are shared files its boards may include (2026-07 zectrix/zectrix_nfc.cc)
             found.append(rel)
     return found
+
+
+def _branch_dir(br: Branch) -> tuple[str, dict[str, str]]:
+    """The board dir a chain branch selects, and its other ``set()``s."""
+    extra = dict(br.variables)
+    if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
+        # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
+        # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
+        maker = unquote(extra.pop("MANUFACTURER", ""))
+        extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
+    return unquote(extra.pop("BOARD_DIR", "")), extra
 
 
 def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str, str]],
@@ -111,13 +141,7 @@ def _entries(kf: KconfigFacts, cf: CMakeFacts, camera: tuple[set[str], dict[str,
         if ke is None:
             continue
         entry = KconfigEntry(symbol=br.symbol, label=ke.label, target=ke.target or "")
-        extra = dict(br.variables)
-        if "BOARD_DIR" not in extra and "BOARD_TYPE" in extra:
-            # Before the manufacturer reorganisation (2026-07-27) the chain set BOARD_TYPE, the flat dir name.
-            # Early 2026 trees add set(MANUFACTURER "x"): the dir is then x/<BOARD_TYPE>.
-            maker = unquote(extra.pop("MANUFACTURER", ""))
-            extra["BOARD_DIR"] = f"{maker}/{unquote(extra.pop('BOARD_TYPE'))}" if maker else extra.pop("BOARD_TYPE")
-        board_dir = unquote(extra.pop("BOARD_DIR", ""))
+        board_dir, extra = _branch_dir(br)
         for var, attr in (("BUILTIN_TEXT_FONT", "text_font"), ("BUILTIN_ICON_FONT", "icon_font"),
                           ("DEFAULT_EMOJI_COLLECTION", "emoji_collection"), ("EMOTE_RESOLUTION", "emote_resolution")):
             if var in extra:
@@ -186,6 +210,13 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
                    for name in ("build", "release"))
     completed = dict(entries)  # each board's entries as its import completes them (their targets: _unselected)
     files: dict[str, str] = {}  # board file key -> the dir kept there
+    names: dict[tuple[str, str], str] = {}  # (what, name) -> the board dir that has it (boards check: unique)
+
+    def mine(board_dir: str) -> list[str]:  # the chain symbols that select ``board_dir`` (kept by generate if skipped)
+        # (a branch without a Kconfig entry included: upstream's half-added board keeps its branch too)
+        found = [symbol for symbol, (d, _) in entries.items() if d == board_dir]
+        return found + [br.symbol for br in cf.branches if br.symbol not in found and _branch_dir(br)[0] == board_dir]
+
     for board_dir in dirs:
         key = board_file_key(board_dir)
         path = out / f"{key}.yaml"
@@ -195,13 +226,13 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             why = (f"directory name {bad!r} has characters a board file cannot name (letters, digits, '_', '.' "
                    "and '-', starting with a letter or digit); rename the directory" if bad is not None else
                    f"both {clash!r} and {board_dir!r} would be kept in {key}.yaml; rename one of the directories")
-            report.errors.append(str(UserError(f"board dir {board_dir}: {why}", Location(str(boards_root / board_dir)))))
+            report.skip(board_dir, UserError(why, Location(str(boards_root / board_dir))), mine(board_dir), firmware)
             continue
         board = import_board(boards_root / board_dir, board_dir, entries, hooks, rule)
         report.add_board_notes(board_dir, board.notes)
         completed.update({e.symbol: (board_dir, e) for e in board.entries})
         if board.error is not None:
-            report.errors.append(str(board.error))
+            report.skip(board_dir, board.error, mine(board_dir), firmware)
             written.add(path.resolve())  # a board file from an earlier import stays until its source is fixed
             continue
         data, n_variants = board.data, board.variants
@@ -210,13 +241,18 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             report.renamed.append(f"{board_dir}: board file {key}.yaml (the firmware dir keeps its name, in dir:)")
         defaults = {k: v for path in defaults_files(firmware, data["target"]) for k, v in sdkconfig_layer(path).items()}
         notes = [f"{board_dir}: {note}" for note in migrate_board(data, defaults)]
+        taken = _name_clash(data, board_dir, names, boards_root)
+        if taken is not None:  # upstream copied a board's config.json without renaming its builds (2026-04)
+            report.skip(board_dir, taken, mine(board_dir), firmware)
+            written.add(path.resolve())
+            continue
         report.migrated += notes
         report.renamed += [note for note in notes if re.search(r"\.name: \S+ -> ", note)]  # variant (OTA) names
         report.renamed += [f"{board_dir}: {note}" for note in release_renames(data, p4x_rule)]
         try:
             refs = board_tables(firmware, board_dir, data)
         except UserError as exc:
-            report.errors.append(str(exc))
+            report.skip(board_dir, exc, mine(board_dir), firmware)
             written.add(path.resolve())
             continue
         for t in refs:
@@ -266,6 +302,31 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             stale.unlink()
             report.removed.append(str(stale))
     return report
+
+
+def _name_clash(data: dict[str, Any], board_dir: str, names: dict[tuple[str, str], str], boards_root: Path
+                ) -> UserError | None:
+    """The error that skips ``board_dir`` when its type or a variant's name or release (full) name is already an
+    earlier board's (``boards check`` requires them unique: two zips of one name); else records its names."""
+    maker = data.get("manufacturer")
+    mine: list[tuple[str, str]] = [("type", str(data["type"]))]
+    for variant in data.get("variants", []):
+        for v in (variant, variant.get("p4x")):
+            if isinstance(v, dict) and "name" in v:
+                mine += [("variant name", str(v["name"])), ("full name", full_name(str(v["name"]), maker))]
+    for what, name in mine:
+        other = names.get((what, name))
+        if other is not None and other != board_dir:
+            cfg = boards_root / board_dir / "config.json"
+            text = _text(cfg)
+            short = name if what != "full name" or not maker else name.removeprefix(f"{maker}-")
+            at = text.find(f'"{short}"')
+            line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+            return UserError(f"{what} {name!r} is already board dir {other}'s (two boards would build one release "
+                             "name); rename this board's build", Location(str(cfg if cfg.is_file() else cfg.parent), line))
+    for key in mine:
+        names.setdefault(key, board_dir)
+    return None
 
 
 def _with_dir(data: dict[str, Any], board_dir: str) -> dict[str, Any]:
@@ -359,6 +420,7 @@ def _firmware_yaml(firmware: Path, kf: KconfigFacts, cf: CMakeFacts, report: Imp
         "kconfig_order": [e.symbol for e in kf.entries],
         "cmake_order": [b.symbol for b in cf.branches],
         "locales": [{"symbol": s, "dir": d} for s, d in cf.locales],
+        **({"unimported": report.unimported} if report.unimported else {}),
     }
 
 

@@ -12,7 +12,7 @@ from xzbuild.model.types import DisplayModelChoice, FirmwareFacts, KconfigBlock
 FIRMWARE_FILE = "_firmware.yaml"
 FIRMWARE_KEYS = ["upstream_commit", "project_ver", "sdkconfig_defaults", "board_choice_defaults", "display_models",
                  "global_lists", "kconfig_blocks", "cmake_defaults", "cmake_hooks", "kconfig_order", "cmake_order",
-                 "locales"]
+                 "locales", "unimported"]
 
 
 def _str_map(ck: Checker, value: Any, path: str, key_kind: str | None = None,
@@ -140,4 +140,12 @@ def firmware_from_doc(doc: MarkedDoc) -> tuple[FirmwareFacts, Checker]:
         if "symbol" in loc and "dir" in loc:
             fw.locales.append((_text(ck, loc, "symbol", path, "kconfig_symbol"),
                                _text(ck, loc, "dir", path, "locale_dir")))
+    for i, raw in enumerate(_items(ck, data.get("unimported", []), "unimported")):
+        # boards the import skipped (upstream's own broken files): generate leaves their table lines as they are
+        path = join("unimported", i)
+        u = ck.mapping(raw, path, ["dir", "symbols", "why"], required=["dir", "why"])
+        board_dir = _text(ck, u, "dir", path)
+        _text(ck, u, "why", path)
+        if board_dir:
+            fw.unimported[board_dir] = ck.string_list(u.get("symbols", []), join(path, "symbols"), "board_symbol")
     return fw, ck

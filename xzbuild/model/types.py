@@ -201,6 +201,9 @@ class FirmwareFacts:
     kconfig_order: list[str] = field(default_factory=list)
     cmake_order: list[str] = field(default_factory=list)
     locales: list[tuple[str, str]] = field(default_factory=list)
+    # board dir -> its chain symbols, for boards the import skipped (upstream's own broken files; generate keeps
+    # their lines in the tables and their files as the tree has them)
+    unimported: dict[str, list[str]] = field(default_factory=dict)
 
     def default_layers(self, target: str) -> list[dict[str, str]]:
         """The layers ESP-IDF loads for ``target``: ``base`` (the root ``sdkconfig.defaults``) then the
