@@ -25,6 +25,7 @@ import pytest
 
 from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
 from hil.server import ServerThread
+from hil.vboard.boot import parse_partition_table
 from hil.vboard.nvs import read_nvs
 from hil.vboard.wsbridge import SHIM_JS, WebSerialBridge
 from tests.release import browser as br
@@ -122,7 +123,8 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
         except Exception as exc:  # the dialog says why (a manifest it refused, a port it could not open)
             raise AssertionError(f"no install choice in ESP Web Tools' dialog: {exc}\nconsole:\n"
                                  + "\n".join(console[-20:])) from None  # "Install <name>" on the dashboard
-        if kind == "update":  # new_install_prompt_erase: the "Erase device" box, left unticked
+        if kind == "update" or (own or {}).get("assets_over_wifi"):  # new_install_prompt_erase: the "Erase
+            # device" box, left unticked
             page.wait_for_selector("ewt-install-dialog :text('Erase device')")
             assert not page.eval_on_selector("ewt-install-dialog ew-checkbox", "c => c.checked")
             page.click("ewt-install-dialog ew-text-button:has-text('Next')")
@@ -361,8 +363,7 @@ def site_with_assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     return dist, root / "site"
 
 
-# the line-modelled run (a UART board at 115200; ~38 s of it is the 16 MB chip erase ESP Web Tools starts with)
-# is slow-only; the default run drives the same flow at host speed
+# the line-modelled run (a UART board at 115200) is slow-only; the default run drives the same flow at host speed
 @pytest.mark.parametrize("line", [None, pytest.param("uart", marks=pytest.mark.slow)])
 def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, Path], browser: Any,
                                                  servers: tuple[ServerThread, ServerThread], line: str | None) -> None:
@@ -378,7 +379,12 @@ def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, P
     handle = spawn(VirtualSpec("s3-wifi-assets", chip="esp32s3", flash="16MB", psram_mb=8, line=line))
     try:
         board = handle.board
-        board.flash.write(assets_offset, b"\x5a" * 4096)  # an earlier life's bytes: the install erases them
+        board.flash.write(assets_offset, b"\x5a" * 4096)  # an earlier life's bytes: the download replaces them
+        # ... and in the second app slot, which no part writes: no whole-chip erase (the installer asks "Erase
+        # device", left unticked, as for an update: esp-web-tools src/install-dialog.ts, new_install_prompt_erase)
+        table = parse_partition_table((dist / S3 / args["partition-table"]["file"]).read_bytes())
+        ota_1 = next(p for p in table if p.label == "ota_1")
+        board.flash.write(ota_1.offset, b"\x5a" * 4096)
         with br.serve(root) as served, WebSerialBridge([board], origins=[served.base]) as bridge:
             mark = len(board.serial_log)
             seconds, console = install(browser, served.base, bridge, "s3-wifi-assets", f"boards/{S3}.html", S3, "own",
@@ -389,6 +395,7 @@ def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, P
             log = wait_log(board, b"Assets: Header written", mark, timeout=60)
             assert b"Assets: Downloading new version of assets from " + served.base.encode() in log
             assert board.flash.read(assets_offset, len(assets)) == assets
+            assert board.flash.read(ota_1.offset, 4096) == b"\x5a" * 4096, "the chip was erased"
             assert any(path.endswith(f"/{args['assets']['file']}") for path, code in served.requests if code == 200)
             smoke(handle, mine, rec["app_version"], mark)
             br.TIMINGS.append(f"browser install, assets over Wi-Fi, {S3} (esp32s3, line model {line or 'off'}): "
