@@ -174,12 +174,16 @@ def nvs_image(url: str) -> bytes:
     return build_image(Provision(ota_url=url, networks=[("owner-wifi", "pw12345678")]), 0x4000)
 
 
+# the line-modelled variant is slow-only: the factory install's whole-chip erase alone is 38.4 s at the flash's
+# typical rates (docs/lab.md, "Line speed"), which the default run does not spend
+@pytest.mark.parametrize("line", [None, pytest.param("uart", marks=pytest.mark.slow)])
 def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: Any,
-                                              servers: tuple[ServerThread, ServerThread]) -> None:
+                                              servers: tuple[ServerThread, ServerThread], line: str | None) -> None:
     dist, root = site
     built_in, mine = servers
     rec = record(dist, S3)
-    handle = spawn(VirtualSpec("s3", chip="esp32s3", flash="16MB", psram_mb=8, ota_url=built_in.ota_url))
+    handle = spawn(VirtualSpec("s3", chip="esp32s3", flash="16MB", psram_mb=8, ota_url=built_in.ota_url,
+                               line=line))
     try:
         board = handle.board
         board.flash.write(0x9000, nvs_image(mine.ota_url))  # left from an earlier life: the factory install wipes it
@@ -190,7 +194,8 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
             assert board.flash.read(0, len(merged)) == merged
             assert board.flash.read(0x9000, 0x4000) == b"\xff" * 0x4000, "the factory install must erase NVS"
             smoke(handle, built_in, rec["app_version"], mark)
-            br.TIMINGS.append(f"browser install, factory, {S3} (esp32s3): {seconds:.1f} s, {len(merged)} bytes "
+            br.TIMINGS.append(f"browser install, factory, {S3} (esp32s3, line model {line or 'off'}): {seconds:.1f} s, "
+                              f"{len(merged)} bytes "
                               f"image, {bridge.rx_bytes} bytes sent over the port")
 
             # The owner points the board at their own server (NVS), then updates from the site: NVS survives.
@@ -207,7 +212,7 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
             assert board.flash.read(app_offset, len(app)) == app
             smoke(handle, mine, rec["app_version"], mark)
             assert b"Connected to WiFi: owner-wifi" in bytes(board.serial_log)[mark:]
-            br.TIMINGS.append(f"browser install, update, {S3} (esp32s3): {seconds:.1f} s, "
+            br.TIMINGS.append(f"browser install, update, {S3} (esp32s3, line model {line or 'off'}): {seconds:.1f} s, "
                               f"{bridge.rx_bytes - sent} bytes sent over the port")
     finally:
         handle.close()
@@ -363,8 +368,8 @@ def site_with_assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     return dist, root / "site"
 
 
-# the line-modelled run (a UART board at 115200) is slow-only; the default run drives the same flow at host speed
-@pytest.mark.parametrize("line", [None, pytest.param("uart", marks=pytest.mark.slow)])
+# with the line model by default (a UART board at 115200): this flow erases no chip, so it costs seconds
+@pytest.mark.parametrize("line", ["uart"])
 def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, Path], browser: Any,
                                                  servers: tuple[ServerThread, ServerThread], line: str | None) -> None:
     """Issue 42 (b) through ESP Web Tools, on a board behind a UART bridge with the line model: "Leave the assets
