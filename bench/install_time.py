@@ -83,8 +83,9 @@ BOARDS = {b.key: b for b in [
 ]}
 
 
-# zlib level 9 keeps 60.2% of a real xiaozhi app (2.0.2 for an ESP32-S3, 2,521,808 bytes, sha256 71ff1d18a8fd142c…,
-# firmware/xiaozhi.bin of github.com/techiesms/AIPin-Flasher at 14c47ab); the default app must not deflate better
+# zlib level 9 keeps 60.2% of a real xiaozhi app (2.0.2 for an ESP32-S3, 2,521,808 bytes, firmware/xiaozhi.bin of
+# github.com/techiesms/AIPin-Flasher as of 2026-05-08, sha256
+# 71ff1d18a8fd142c624ef3366935f1a0b34133e9c00276646b6581151b103d81); the default app must not deflate better
 REAL_APP_DEFLATED = 0.602
 
 
