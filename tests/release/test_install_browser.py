@@ -28,6 +28,7 @@ from hil.server import ServerThread
 from hil.vboard.boot import parse_partition_table
 from hil.vboard.nvs import read_nvs
 from hil.vboard.wsbridge import SHIM_JS, WebSerialBridge
+from tests.conftest import SHARED_FIXTURES
 from tests.release import browser as br
 from tests.release.factory import build_release, site_args
 
@@ -359,11 +360,12 @@ def test_chip_check_names_the_installed_firmware_and_asks_before_replacing_it(
 
 @pytest.fixture(scope="module")
 def site_with_assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """An S3 release that flashes an assets image (the stand-in's generated_assets.bin)."""
+    """An S3 release that flashes a real assets image: the golden upstream default bundle (fonts, emoji,
+    WakeNet; ../shared/fixtures/assets/assets.bin, 308,356 bytes) as its generated_assets.bin."""
     from xzbuild.cli.main import main
 
     root = tmp_path_factory.mktemp("install-assets")
-    dist = build_release(root, [S3])
+    dist = build_release(root, [S3], XZ_STANDIN_ASSETS_FILE=f"{S3}={SHARED_FIXTURES / 'assets' / 'assets.bin'}")
     assert main(site_args(dist, root / "site")) == 0
     return dist, root / "site"
 
@@ -400,6 +402,7 @@ def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, P
             log = wait_log(board, b"Assets: Header written", mark, timeout=60)
             assert b"Assets: Downloading new version of assets from " + served.base.encode() in log
             assert board.flash.read(assets_offset, len(assets)) == assets
+            assert assets == (SHARED_FIXTURES / "assets" / "assets.bin").read_bytes()
             assert board.flash.read(ota_1.offset, 4096) == b"\x5a" * 4096, "the chip was erased"
             assert any(path.endswith(f"/{args['assets']['file']}") for path, code in served.requests if code == 200)
             smoke(handle, mine, rec["app_version"], mark)
