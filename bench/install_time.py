@@ -253,6 +253,10 @@ def check(handle: Any, b: Board, flow: str, assets: bytes) -> None:
         raise TalkError(f"flow ({flow}) on {b.key}: the assets partition does not hold assets.bin")
 
 
+def ratio(row: dict[str, Any], key: str) -> str:
+    return f"{row[key]}x" if key in row else "-"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--assets-mb", type=float, default=4.0, help="assets.bin size for the 16 MB boards")
@@ -326,7 +330,7 @@ def main() -> int:
         a_, b_, c_ = (f"{r[f + '_s']} s" if f + "_s" in r else "-" for f in "abc")
         print(f"| {r['board']} | {r['app_bytes']:,} B ({r['app_deflated']:.0%}) / {r['assets_bytes']:,} B "
               f"({r['assets_deflated']:.0%}) | {a_} | {b_} | {c_} | "
-              f"{r.get('a_over_b', '-')}x | {r.get('a_over_c', '-')}x |")
+              f"{ratio(r, 'a_over_b')} | {ratio(r, 'a_over_c')} |")
     print("goal (issue 42): (a)/(b) >= 3 on the UART board with >= 4 MB of assets")
     return 0
 
