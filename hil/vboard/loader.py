@@ -113,6 +113,11 @@ class SerialLoader:
         self._write: _Write | None = None
         self._read: _Read | None = None
         self._mem_pending = False
+        # the stub acks a FLASH_(DEFL_)DATA block on receipt and writes it while the next one arrives (esptool's
+        # flasher_stub/stub_flasher.c: "Some commands need to do things after sending this response"; esptool-js
+        # lib/esploader.js sizes the NEXT block's timeout for it); with a line model: when the flash is free again
+        self._flash_free_at = 0.0
+        self._charged = 0.0  # erase time charged to the block being handled
         self._spi = chip.spi_regs()
         self._wdt_reg = getattr(chip.rom_cls, "RTC_CNTL_WDTCONFIG0_REG", None)
         self._handlers: dict[int, Callable[[bytes, int], tuple[int, bytes] | None]] = {
@@ -191,6 +196,8 @@ class SerialLoader:
         if handler is None or (op in self._stub_only and not self.stub):
             self._reply(op, 0, b"", status=1, error=STUB_NOT_IMPLEMENTED if self.stub else ROM_INVALID_COMMAND)
             return
+        self._sleep(self._flash_free_at - time.monotonic())  # the previous block's write comes first
+        self._charged = 0.0
         try:
             result = handler(data, chk)
         except LoaderError as exc:
@@ -201,9 +208,12 @@ class SerialLoader:
             log.debug("loader fails %#x: %s", op, exc)
             self._reply(op, 0, b"", status=1, error=STUB_BAD_LENGTH if self.stub else ROM_FAILED)
             return
-        busy = self.flash.take_busy()  # erase/program time of this command, with a line model
-        if busy:
-            time.sleep(busy)
+        busy = self.flash.take_busy() + self._charged  # erase/program time of this command, with a line model
+        self._charged = 0.0
+        if self.stub and op in (0x03, 0x11):  # acked now, written while the next command arrives
+            self._flash_free_at = time.monotonic() + busy
+        else:
+            self._sleep(busy)
         if result is not None:
             value, body = result
             self._reply(op, value, body)
@@ -325,7 +335,7 @@ class SerialLoader:
         payload = self._check_block(data, chk)
         _size, seq, _, _ = struct.unpack_from("<IIII", data)
         self.flash.write(self._write.offset + seq * self._write.block_size, payload)
-        self._sleep(self._write.charge_erase(len(payload)))
+        self._charged += self._write.charge_erase(len(payload))
         return 0, b""
 
     def _flash_end(self, data: bytes, chk: int) -> tuple[int, bytes]:
@@ -351,7 +361,7 @@ class SerialLoader:
             raise LoaderError(self._fail_code(ROM_DEFLATE, STUB_INFLATE), str(exc)) from exc
         self.flash.write(write.offset + write.position, plain)
         write.position += len(plain)
-        self._sleep(write.charge_erase(len(plain)))
+        self._charged += write.charge_erase(len(plain))
         return 0, b""
 
     @staticmethod

@@ -32,7 +32,9 @@ for (const form of document.querySelectorAll("form.own-server-form")) {
         const part = manifest.builds[0].parts.find((p) => p.offset === assetsOffset);
         if (!part) throw new Error("the release lists no assets image at the assets partition");
         assetsUrl = new URL(part.path, manifestURL).href;
-        manifest.new_install_prompt_erase = false;  // a first install: the whole chip is erased, as Install does
+        // no whole-chip erase (the update manifest's new_install_prompt_erase: ESP Web Tools asks, unticked): the
+        // parts are erased where they are written, NVS and otadata are written whole, and Assets::Download erases
+        // each assets sector before writing it and writes the header last, so no earlier life's byte is read
       }
       const entries = provisionEntries({
         otaUrl: String(data.get("ota_url") || "").trim(),

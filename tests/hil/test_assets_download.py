@@ -208,3 +208,26 @@ def test_usb_line_is_not_limited_by_the_baud_rate(tmp_path: Path) -> None:
         handle.close()
     print(f"48 KiB random over USB-Serial-JTAG at '115200': {took:.1f} s")
     assert took < len(image.read_bytes()) / (115200 / 10)  # faster than any UART at that baud could be
+
+
+def test_stub_acks_a_block_before_writing_it(tmp_path: Path) -> None:
+    """A merged image: code, a long run of 0xFF padding, more data. Deflate packs the whole padding into one
+    block; the stub acks it on receipt and writes it while the next block arrives (esptool's
+    flasher_stub/stub_flasher.c acts on FLASH_DEFL_DATA after sending the response), so esptool gives that block
+    the default 3 s and only the NEXT one the write time of 40 s per MB (esptool's and esptool-js's
+    ERASE_WRITE_TIMEOUT_PER_MB). Writing 1 MB takes the flash ~4 s (W25Q128JV: 16 block erases of 150 ms, 4096
+    page programs of 0.4 ms): a stub model that acked only after writing fails here with a timeout."""
+    import random
+
+    rnd = random.Random(3)
+    image = tmp_path / "merged.bin"
+    image.write_bytes(rnd.randbytes(32 * 1024) + b"\xff" * (1024 * 1024) + rnd.randbytes(4096))
+    handle = spawn(VirtualSpec("vb-pipe", chip="esp32s3", flash="16MB", line="usb"))
+    try:
+        started = time.monotonic()
+        run_esptool("--port", handle.url, "--chip", "esp32s3", "write-flash", "0x100000", str(image))
+        took = time.monotonic() - started
+        assert handle.board.flash.read(0x100000, image.stat().st_size) == image.read_bytes()
+    finally:
+        handle.close()
+    assert took >= 16 * 0.150 + (image.stat().st_size // 256) * 0.0004  # the flash's time is still spent

@@ -25,8 +25,10 @@ import pytest
 
 from hil.lab.virtual import VirtualHandle, VirtualSpec, spawn
 from hil.server import ServerThread
+from hil.vboard.boot import parse_partition_table
 from hil.vboard.nvs import read_nvs
 from hil.vboard.wsbridge import SHIM_JS, WebSerialBridge
+from tests.conftest import SHARED_FIXTURES
 from tests.release import browser as br
 from tests.release.factory import build_release, site_args
 
@@ -122,7 +124,8 @@ def install(browser: Any, base: str, bridge: WebSerialBridge, board: str, page_p
         except Exception as exc:  # the dialog says why (a manifest it refused, a port it could not open)
             raise AssertionError(f"no install choice in ESP Web Tools' dialog: {exc}\nconsole:\n"
                                  + "\n".join(console[-20:])) from None  # "Install <name>" on the dashboard
-        if kind == "update":  # new_install_prompt_erase: the "Erase device" box, left unticked
+        if kind == "update" or (own or {}).get("assets_over_wifi"):  # new_install_prompt_erase: the "Erase
+            # device" box, left unticked
             page.wait_for_selector("ewt-install-dialog :text('Erase device')")
             assert not page.eval_on_selector("ewt-install-dialog ew-checkbox", "c => c.checked")
             page.click("ewt-install-dialog ew-text-button:has-text('Next')")
@@ -172,12 +175,16 @@ def nvs_image(url: str) -> bytes:
     return build_image(Provision(ota_url=url, networks=[("owner-wifi", "pw12345678")]), 0x4000)
 
 
+# the line-modelled variant is slow-only: the factory install's whole-chip erase alone is 38.4 s at the flash's
+# typical rates (docs/lab.md, "Line speed"), which the default run does not spend
+@pytest.mark.parametrize("line", [None, pytest.param("uart", marks=pytest.mark.slow)])
 def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: Any,
-                                              servers: tuple[ServerThread, ServerThread]) -> None:
+                                              servers: tuple[ServerThread, ServerThread], line: str | None) -> None:
     dist, root = site
     built_in, mine = servers
     rec = record(dist, S3)
-    handle = spawn(VirtualSpec("s3", chip="esp32s3", flash="16MB", psram_mb=8, ota_url=built_in.ota_url))
+    handle = spawn(VirtualSpec("s3", chip="esp32s3", flash="16MB", psram_mb=8, ota_url=built_in.ota_url,
+                               line=line))
     try:
         board = handle.board
         board.flash.write(0x9000, nvs_image(mine.ota_url))  # left from an earlier life: the factory install wipes it
@@ -188,7 +195,8 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
             assert board.flash.read(0, len(merged)) == merged
             assert board.flash.read(0x9000, 0x4000) == b"\xff" * 0x4000, "the factory install must erase NVS"
             smoke(handle, built_in, rec["app_version"], mark)
-            br.TIMINGS.append(f"browser install, factory, {S3} (esp32s3): {seconds:.1f} s, {len(merged)} bytes "
+            br.TIMINGS.append(f"browser install, factory, {S3} (esp32s3, line model {line or 'off'}): {seconds:.1f} s, "
+                              f"{len(merged)} bytes "
                               f"image, {bridge.rx_bytes} bytes sent over the port")
 
             # The owner points the board at their own server (NVS), then updates from the site: NVS survives.
@@ -205,7 +213,7 @@ def test_factory_install_then_update_on_an_s3(site: tuple[Path, Path], browser: 
             assert board.flash.read(app_offset, len(app)) == app
             smoke(handle, mine, rec["app_version"], mark)
             assert b"Connected to WiFi: owner-wifi" in bytes(board.serial_log)[mark:]
-            br.TIMINGS.append(f"browser install, update, {S3} (esp32s3): {seconds:.1f} s, "
+            br.TIMINGS.append(f"browser install, update, {S3} (esp32s3, line model {line or 'off'}): {seconds:.1f} s, "
                               f"{bridge.rx_bytes - sent} bytes sent over the port")
     finally:
         handle.close()
@@ -352,18 +360,18 @@ def test_chip_check_names_the_installed_firmware_and_asks_before_replacing_it(
 
 @pytest.fixture(scope="module")
 def site_with_assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """An S3 release that flashes an assets image (the stand-in's generated_assets.bin)."""
+    """An S3 release that flashes a real assets image: the golden upstream default bundle (fonts, emoji,
+    WakeNet; ../shared/fixtures/assets/assets.bin, 308,356 bytes) as its generated_assets.bin."""
     from xzbuild.cli.main import main
 
     root = tmp_path_factory.mktemp("install-assets")
-    dist = build_release(root, [S3])
+    dist = build_release(root, [S3], XZ_STANDIN_ASSETS_FILE=f"{S3}={SHARED_FIXTURES / 'assets' / 'assets.bin'}")
     assert main(site_args(dist, root / "site")) == 0
     return dist, root / "site"
 
 
-# the line-modelled run (a UART board at 115200; ~38 s of it is the 16 MB chip erase ESP Web Tools starts with)
-# is slow-only; the default run drives the same flow at host speed
-@pytest.mark.parametrize("line", [None, pytest.param("uart", marks=pytest.mark.slow)])
+# with the line model by default (a UART board at 115200): this flow erases no chip, so it costs seconds
+@pytest.mark.parametrize("line", ["uart"])
 def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, Path], browser: Any,
                                                  servers: tuple[ServerThread, ServerThread], line: str | None) -> None:
     """Issue 42 (b) through ESP Web Tools, on a board behind a UART bridge with the line model: "Leave the assets
@@ -378,7 +386,12 @@ def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, P
     handle = spawn(VirtualSpec("s3-wifi-assets", chip="esp32s3", flash="16MB", psram_mb=8, line=line))
     try:
         board = handle.board
-        board.flash.write(assets_offset, b"\x5a" * 4096)  # an earlier life's bytes: the install erases them
+        board.flash.write(assets_offset, b"\x5a" * 4096)  # an earlier life's bytes: the download replaces them
+        # ... and in the second app slot, which no part writes: no whole-chip erase (the installer asks "Erase
+        # device", left unticked, as for an update: esp-web-tools src/install-dialog.ts, new_install_prompt_erase)
+        table = parse_partition_table((dist / S3 / args["partition-table"]["file"]).read_bytes())
+        ota_1 = next(p for p in table if p.label == "ota_1")
+        board.flash.write(ota_1.offset, b"\x5a" * 4096)
         with br.serve(root) as served, WebSerialBridge([board], origins=[served.base]) as bridge:
             mark = len(board.serial_log)
             seconds, console = install(browser, served.base, bridge, "s3-wifi-assets", f"boards/{S3}.html", S3, "own",
@@ -389,6 +402,8 @@ def test_first_install_leaves_the_assets_to_wifi(site_with_assets: tuple[Path, P
             log = wait_log(board, b"Assets: Header written", mark, timeout=60)
             assert b"Assets: Downloading new version of assets from " + served.base.encode() in log
             assert board.flash.read(assets_offset, len(assets)) == assets
+            assert assets == (SHARED_FIXTURES / "assets" / "assets.bin").read_bytes()
+            assert board.flash.read(ota_1.offset, 4096) == b"\x5a" * 4096, "the chip was erased"
             assert any(path.endswith(f"/{args['assets']['file']}") for path, code in served.requests if code == 200)
             smoke(handle, mine, rec["app_version"], mark)
             br.TIMINGS.append(f"browser install, assets over Wi-Fi, {S3} (esp32s3, line model {line or 'off'}): "

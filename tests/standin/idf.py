@@ -25,6 +25,10 @@ Knobs (environment; PATTERN is an fnmatch pattern on BOARD_NAME, lists are comma
   XZ_STANDIN_FAIL=PATTERN,...    fail ``build`` for these boards with a compiler-style error
   XZ_STANDIN_DELAY=PATTERN=S,... make ``build`` take S seconds from process start (first matching pattern)
   XZ_STANDIN_APP_SIZE=PATTERN=N  make the app at least N bytes (partition-fit tests)
+  XZ_STANDIN_APP_FILL=FILE       the app's code segment is FILE's bytes, repeated (benchmarks: as compressible
+                                 as a real app), instead of hash output
+  XZ_STANDIN_ASSETS_FILE=PATTERN=FILE,..  the assets image of these boards is FILE (benchmarks: a bundle of a
+                                 given size and content)
   XZ_STANDIN_ASSETS=0|PATTERN,.. write generated_assets.bin for no / only these boards (default: all;
                                  assets at 0x800000 make merged images 8 MB, so tests limit them)
   XZ_STANDIN_IDF_VERSION=6.0.2   the IDF version reported and stamped into images
@@ -266,7 +270,8 @@ def build_action(project: Path, build: Path, defines: dict[str, str]) -> None:
     app = make_app_image(target, version=version, board_name=board or project_name, project_name=project_name,
                          idf_ver=f"v{idf_version()}", info=info, size=int(knob("XZ_STANDIN_APP_SIZE", board) or 0),
                          flash_mode=mode, flash_size=size, flash_freq=freq, min_rev_full=min_rev,
-                         max_rev_full=max_rev)
+                         max_rev_full=max_rev, fill=Path(os.environ["XZ_STANDIN_APP_FILL"]).read_bytes()
+                         if os.environ.get("XZ_STANDIN_APP_FILL") else b"")
     try:
         check_app_fits(table, len(app), f"{project_name}.bin")
     except TableError as exc:
@@ -340,6 +345,9 @@ def write_outputs(build: Path, cfg: dict[str, str], project_name: str, version: 
         # to the assets partition as is.
         shutil.copyfile(local, build / local.name)
         files["assets"] = (assets.offset, local.name)
+    elif assets is not None and wants_assets and knob("XZ_STANDIN_ASSETS_FILE", cfg.get("BOARD_NAME", "")):
+        shutil.copyfile(knob("XZ_STANDIN_ASSETS_FILE", cfg.get("BOARD_NAME", "")) or "", build / "generated_assets.bin")
+        files["assets"] = (assets.offset, "generated_assets.bin")
     elif assets is not None and wants_assets:
         from assets_gen.container import pack_container
 

@@ -63,10 +63,12 @@ def app_desc(*, version: str, project_name: str = "xiaozhi", idf_ver: str = "v6.
 def make_app_image(chip: str, *, version: str, board_name: str, project_name: str = "xiaozhi",
                    idf_ver: str = "v6.0.2", info: dict[str, Any] | None = None, size: int = 0,
                    flash_mode: str = "dio", flash_size: str = "16MB", flash_freq: str = "80m",
-                   min_rev_full: int = 0, max_rev_full: int = 99) -> bytes:
+                   min_rev_full: int = 0, max_rev_full: int = 99, fill: bytes = b"") -> bytes:
     """A bootable-looking app: DROM (descriptor + identity), IROM code, DRAM and IRAM segments.
 
-    ``size`` pads the code segment so the image is at least that many bytes (for partition-fit tests).
+    ``size`` pads the code segment so the image is at least that many bytes (for partition-fit tests);
+    ``fill``, when given, is repeated as the code segment's bytes instead of hash output (benchmarks: an app
+    that deflates as a real one does).
     """
     from esptool.bin_image import ELFSection
     from esptool.targets import CHIP_DEFS
@@ -79,7 +81,8 @@ def make_app_image(chip: str, *, version: str, board_name: str, project_name: st
     rodata = app_desc(version=version, project_name=project_name, idf_ver=idf_ver, elf_sha256=elf_sha,
                       mmu_page_size=PAGE.bit_length() - 1) + blob
     rodata += _filler(seed + "/rodata", 2048)
-    code = _filler(seed + "/text", max(4096, size - len(rodata) - PAGE))
+    code_size = max(4096, size - len(rodata) - PAGE)
+    code = (fill * -(-code_size // len(fill)))[:code_size // 4 * 4] if fill else _filler(seed + "/text", code_size)
     drom_addr = rom.DROM_MAP_START + 0x20
     irom_base = rom.IROM_MAP_START
     if irom_base <= drom_addr < irom_base + PAGE * 0x100:  # unified map: put code after the rodata pages
