@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from assets_gen.plan import Overrides, VariantPlan
+from assets_gen.bundle_plans import Overrides, VariantPlan
 from assets_gen.textfont import FontProfile
 from xzbuild.core.errors import UserError
 

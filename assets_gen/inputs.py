@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from assets_gen.firmware import FirmwareTree
-from assets_gen.plan import Overrides
+from assets_gen.bundle_plans import Overrides
+from assets_gen.firmware_inputs import FirmwareTree
 
 
 class InputDirs:

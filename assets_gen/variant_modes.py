@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assets_gen.bundle_plans import VariantPlan
 from assets_gen.cache import Cache, make_key
 from assets_gen.expression.load import Layers
 from assets_gen.inputs import InputDirs
-from assets_gen.plan import VariantPlan
 from xzbuild.core.errors import UserError, XzbuildError
 
 

@@ -1,6 +1,6 @@
 """Per-variant bundles: make shared members once, pack, check against the partition, write.
 
-Each plan (:mod:`assets_gen.plan`) gets a content key computed *without* making anything (digests of the
+Each plan (:mod:`assets_gen.bundle_plans`) gets a content key computed *without* making anything (digests of the
 inputs plus parameters). A bundle whose key matches the one recorded in ``<out>/<variant>/assets.json``
 is left alone; otherwise its members come from the content cache (a font used by 60 variants is made
 once; distinct fonts are converted in parallel), the bundle is packed, checked and written.
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from assets_gen.assemble import assemble
+from assets_gen.bundle_plans import Overrides, VariantPlan, plan_variants
 from assets_gen.cache import DEFAULT_DIR, Cache, make_key
 from assets_gen.fontchoice import apply_fonts_component, basic_fallback
 from assets_gen.index import FontMeta
 from assets_gen.inputs import InputDirs
 from assets_gen.load import DARK, LIGHT, BundleSpec
-from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.textfont import FontProfile, check_source, default_charset
 from assets_gen.verify import verify
 from assets_gen.wakeword import reserved_size

@@ -75,9 +75,9 @@ def verify(results: list[VariantResult]) -> list[str]:
 
 def reference_time(script: Path, results: list[VariantResult], work: Path, esp_sr: Path | None) -> tuple[float, int]:
     """Wall time of upstream's build_default_assets.py packing the same default bundles (one process each)."""
+    from assets_gen.bundle_plans import Overrides, plan_variants
     from assets_gen.cache import Cache
     from assets_gen.container import read_container
-    from assets_gen.plan import Overrides, plan_variants
 
     plans = {p.name: p for p in plan_variants(REPO / "boards", [], True, Overrides(), Cache(None))}
     from xzbuild.model import load_boards

@@ -28,11 +28,11 @@ sys.path.insert(0, str(REPO))
 
 from tests.codegen import readback  # noqa: E402
 from xzbuild.codegen.cpp_equiv import compare_headers  # noqa: E402
+from xzbuild.codegen.generated_files import config_json_value  # noqa: E402
+from xzbuild.codegen.global_tables import DEPENDENCY_LISTS  # noqa: E402
 from xzbuild.codegen.hooks import hook_key, read_hooks  # noqa: E402
 from xzbuild.codegen.jsonfmt import format_config_json  # noqa: E402
 from xzbuild.codegen.kconfig_check import variant_fragment  # noqa: E402
-from xzbuild.codegen.plan import config_json_value  # noqa: E402
-from xzbuild.codegen.tables import DEPENDENCY_LISTS  # noqa: E402
 from xzbuild.sdkconfig.evaluate import KconfigEvaluator  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """The behaviour of a flashed xiaozhi app on a virtual board (OTA, WebSocket, MCP, audio, states)."""
 
-from hil.device.firmware import XiaozhiDevice
+from hil.device.booted_app import XiaozhiDevice
 from hil.device.sysinfo import DeviceSettings
 from hil.vboard.board import AppFactory, AppRuntime, VirtualBoard
 from hil.vboard.nvs import flash_nvs, wifi_settings

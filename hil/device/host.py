@@ -1,6 +1,6 @@
 """What the app's parts (audio channels, OTA) use of the running app, as a protocol.
 
-:class:`hil.device.firmware.XiaozhiDevice` owns the channels and calls the OTA code; they in turn read its
+:class:`hil.device.booted_app.XiaozhiDevice` owns the channels and calls the OTA code; they in turn read its
 state and log through it. Typing them against this protocol instead of the class keeps the imports one way
 (firmware → channel, mqtt_channel, ota → host), as the firmware's ``Protocol``/``Ota`` classes see the
 ``Application`` only through its public calls.

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from hil.protocol.opus import speech_frames
-from hil.server import guard, mqtt_transport, ota_http, release, session, ws_endpoint
+from hil.server import guard, mqtt_transport, ota_http, ota_releases, session, ws_endpoint
 from hil.server.context import Limits, ServerContext
 from hil.server.scenario import Scenario, load_scenario, scenario_from_data
 from hil.server.security import make_self_signed, server_ssl_context
@@ -81,8 +81,8 @@ class ReferenceServer:
         recorder = Recorder(transcripts_dir, lim.max_records_per_device, lim.max_devices, lim.max_records_total)
         self.ctx = ServerContext(self.scenario, recorder, token=token, auth_mode=auth,
                                  tls=bool(tls_cert or tls_self_signed), limits=lim, firmware_dir=fw)
-        if fw is not None and release.is_release_dir(fw):
-            self.ctx.release = release.load_index(fw)  # serve the release: OTA replies from its records
+        if fw is not None and ota_releases.is_release_dir(fw):
+            self.ctx.release = ota_releases.load_index(fw)  # serve the release: OTA replies from its records
         self.rate_limiter = guard.PeerRateLimiter(lim.peer_rate_per_s, lim.peer_burst)
         self._fd_watch = guard.DescriptorWatch()
         self.sessions: set[session.DeviceSession] = set()

@@ -43,7 +43,7 @@ class ServerContext:
     activate_attempts: Counter[str] = field(default_factory=Counter)
     ota_path: str = "/xiaozhi/ota/"
     ws_path: str = "/xiaozhi/v1/"
-    release: Any = None  # hil.server.release.ReleaseIndex when firmware_dir holds release records
+    release: Any = None  # hil.server.ota_releases.ReleaseIndex when firmware_dir holds release records
     mqtt: Any = None  # the MqttGateway when the server hands out MQTT + UDP (hil.server.mqtt_gateway)
 
     @property

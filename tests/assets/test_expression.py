@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from assets_gen.bundle_plans import Overrides
 from assets_gen.expression.assemble import assemble
 from assets_gen.expression.load import Layers, load_inputs, vocat_staging
 from assets_gen.expression.verify import verify_expression
 from assets_gen.mmap import packer_order, read_mmap
-from assets_gen.plan import Overrides
 from assets_gen.variants import build_variants
 
 EMOTES = [{"emote": "happy", "src": "happy.eaf", "loop": True, "fps": 20},

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from assets_gen.bundle_plans import Overrides
 from assets_gen.charsets import CHARSET_FILES, basic_charset
 from assets_gen.container import read_container
 from assets_gen.flashmode import flash_assets
 from assets_gen.mmap import member, pack_mmap
-from assets_gen.plan import Overrides
 from assets_gen.srmodels import load_model_dir, pack_srmodels
 from assets_gen.textfont import load_charset
 from assets_gen.variants import build_variants
@@ -174,9 +174,9 @@ def test_fonts_component_bundle_is_upstreams(repo_root: Path, shared_fixtures: P
     import subprocess
     import sys
 
+    from assets_gen.bundle_plans import plan_variants
     from assets_gen.cache import Cache
     from assets_gen.mmap import read_mmap
-    from assets_gen.plan import plan_variants
 
     variant = "bread-compact-esp32-lcd"  # ESP32 without PSRAM: font 14_1, no wake word
     [plan] = plan_variants(repo_root / "boards", [variant], False, Overrides(), Cache(None))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from assets_gen.bundle_plans import Overrides, VariantPlan, plan_variants
 from assets_gen.cache import Cache
 from assets_gen.container import read_container
 from assets_gen.inspect import inspect_bundle
-from assets_gen.plan import Overrides, VariantPlan, plan_variants
 from assets_gen.variants import VariantResult, build_variants
 
 LCD = "bread-compact-wifi-lcd"      # ESP32-S3 + PSRAM, 16 MB: font 16_4, emoji 32, AFE wake word

@@ -90,7 +90,7 @@ def upstream_tree() -> Path:
 def generated_firmware(out: Path, boards: Path) -> Path:
     """The upstream firmware with ``xzbuild generate`` run for ``boards`` (what a release builds from)."""
     from xzbuild.codegen import writer
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.model import load_boards
 
     shutil.copytree(upstream_tree(), out, symlinks=True)
@@ -176,7 +176,7 @@ def write_skeleton(out: Path, boards: Path = REPO / "boards") -> Path:
     """A firmware skeleton for the stand-in from a boards/ directory's facts (``make demo`` uses it), with
     ``xzbuild generate`` run over it, so every board passes the pre-build identity checks."""
     from xzbuild.codegen import writer
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.model import load_boards
 
     board_set = load_boards(boards)

@@ -178,7 +178,7 @@ def test_the_library_reports_through_its_reporter_and_prints_nothing(
         project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """build_variants renders nothing itself: each variant's steps and outcome reach the caller's reporter,
     between one begin and one close; without a reporter the run is silent."""
-    from xzbuild.builder.plan import BuildRequest, plan_build
+    from xzbuild.builder.build_planning import BuildRequest, plan_build
     from xzbuild.builder.pool import build_variants
     from xzbuild.builder.progress import BuildReporter
     from xzbuild.builder.results import BuildRecord
@@ -359,8 +359,8 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """xzbuild's own release checks (independent of what the build tool verified)."""
     from tests.standin.images import make_app_image
+    from xzbuild.builder.dist_artifacts import release_variant
     from xzbuild.builder.job import BuildJob
-    from xzbuild.builder.release import release_variant
     from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-esp32-128x32") == 0
@@ -383,8 +383,8 @@ def test_release_check_catches_oversized_app_and_corrupt_image(project: Project,
 
 def test_merged_image_is_checked_against_its_parts_and_made_when_missing(project: Project,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from xzbuild.builder.dist_artifacts import release_variant
     from xzbuild.builder.job import BuildJob
-    from xzbuild.builder.release import release_variant
     from xzbuild.core.errors import UserError
 
     assert project.build(monkeypatch, "bread-compact-wifi-128x64") == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from xzbuild.codegen.archetypes import ARCHETYPES, class_name
-from xzbuild.codegen.plan import archetype_source_name
+from xzbuild.codegen.generated_files import archetype_source_name
 
 from .test_generate import run
 

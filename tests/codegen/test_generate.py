@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from tests.codegen import readback
 from xzbuild.cli.main import main
+from xzbuild.codegen.generated_files import build_plan
 from xzbuild.codegen.hooks import Hook, read_hooks
-from xzbuild.codegen.plan import build_plan
 from xzbuild.codegen.writer import find_drift
 from xzbuild.model import load_boards
 

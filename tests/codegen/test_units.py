@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from tests.codegen import readback
 from xzbuild.codegen.cpp_equiv import compare_headers
+from xzbuild.codegen.global_tables import BoardTypeRow, rewrite_dependency_list, splice_cmake, splice_kconfig
 from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
 from xzbuild.codegen.natural import natural_label_key, sort_labels_naturally
-from xzbuild.codegen.tables import BoardTypeRow, rewrite_dependency_list, splice_cmake, splice_kconfig
 from xzbuild.core.errors import UserError
 
 from .conftest import CMAKE, KCONFIG

@@ -11,7 +11,7 @@ tables (network, chip) or read from numbers (display size).
 
 One site per batch: the accepted values of a batch each get a board of their own in one `boards/` tree, the site
 is written once by `build_site` (what `release site` runs) from release records shaped as `matrix build` writes
-them (xzbuild/builder/release.py; no firmware files: the board strings come from the model, not the record), and
+them (xzbuild/builder/dist_artifacts.py; no firmware files: the board strings come from the model, not the record), and
 all its pages are read in one browser page. Each batch also holds a board with plain values: every other page must
 have its element and attribute structure (tag names, attribute names, scripts) exactly.
 Default run: 2 derandomized batches of 8 values (4 hostile, 4 plausible) per field; with `-m slow`, 40 random

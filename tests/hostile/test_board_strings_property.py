@@ -172,7 +172,7 @@ class Outcome:
 
 
 def check_and_generate(board: dict[str, Any]) -> Outcome:
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.core.errors import UserErrors
     from xzbuild.model import load_boards
 
@@ -506,7 +506,7 @@ test_string_fields_refused_or_round_trip_long = pytest.mark.slow(_make(LONG))
 def test_kconfig_table_sink_escapes_quote_and_backslash(label: str) -> None:
     """The Kconfig board table escapes a label holding both '"' and '\\' so that esp-idf-kconfig reads back exactly
     the label, even though board files refuse such labels (defence in depth: the sink does not trust the model)."""
-    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+    from xzbuild.codegen.global_tables import BoardTypeRow, render_kconfig_entries
 
     table = render_kconfig_entries([BoardTypeRow(symbol=SYMBOL, label=label, target="esp32s3", dir=DIR)])
     assert kconfig_prompt(table, SYMBOL) == label
@@ -515,7 +515,7 @@ def test_kconfig_table_sink_escapes_quote_and_backslash(label: str) -> None:
 @FAST
 @given(QUOTE_AND_BACKSLASH)
 def test_kconfig_table_sink_round_trips_quote_and_backslash(label: str) -> None:
-    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+    from xzbuild.codegen.global_tables import BoardTypeRow, render_kconfig_entries
 
     table = render_kconfig_entries([BoardTypeRow(symbol=SYMBOL, label=label, target="esp32s3", dir=DIR)])
     assert kconfig_prompt(table, SYMBOL) == label
@@ -528,7 +528,7 @@ def test_labels_upstream_misreads_are_refused(label: str, upstream: Path) -> Non
     other one reads back whole through upstream's own function."""
     import importlib.util
 
-    from xzbuild.codegen.tables import BoardTypeRow, render_kconfig_entries
+    from xzbuild.codegen.global_tables import BoardTypeRow, render_kconfig_entries
 
     spec = importlib.util.spec_from_file_location("upstream_build", upstream / "scripts" / "build.py")
     assert spec is not None and spec.loader is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from xzbuild.matrix.global_table_changes import cmake_change, kconfig_change
 from xzbuild.matrix.manifest import component_manifest_change
-from xzbuild.matrix.tables import cmake_change, kconfig_change
 
 KCONFIG = """\
 menu "Xiaozhi Assistant"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.parts.directives import defines_with_branches, header_defines
-from xzbuild.codegen.plan import config_h_text
+from xzbuild.codegen.generated_files import config_h_text
 from xzbuild.model import load_boards
 
 

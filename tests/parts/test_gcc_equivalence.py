@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from xzbuild.codegen.cpp_equiv import compare_headers
-from xzbuild.codegen.plan import config_h_text
+from xzbuild.codegen.generated_files import config_h_text
 from xzbuild.model import Board, load_boards
 
 

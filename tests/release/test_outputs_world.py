@@ -131,7 +131,7 @@ def _s3_job() -> BuildJob:
 
 def test_every_image_must_fit_its_partition_and_the_merged_image_the_flash(project: Project,
                                                                           tmp_path: Path) -> None:
-    from xzbuild.builder.release import release_variant
+    from xzbuild.builder.dist_artifacts import release_variant
 
     obj = tmp_path / "object"
     shutil.copytree(next((project.root / "s3" / "cache").glob("objects/*/*")), obj)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hil.server.release import load_index
+from hil.server.ota_releases import load_index
 
 # Versions that differ in digit count per segment (and in segment count).
 CASES = [

@@ -72,7 +72,7 @@ def _depends(kconfig_text: str, line: int) -> str:
 def preflight(jobs: list[BuildJob], firmware: Path, board_set: BoardSet, *, allow_drift: bool = False) -> Preflight:
     """Run the pre-build checks for ``jobs``; refused variants are never handed to idf.py."""
     from xzbuild.codegen import writer
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.core.errors import UserError
     from xzbuild.sdkconfig.evaluate import KconfigEvaluator
 

@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from xzbuild import __version__
-from xzbuild.builder.identity import summarize, verify_build
-from xzbuild.builder.job import BuildJob, TreeDigest, cache_key
-from xzbuild.builder.outlock import out_lock
-from xzbuild.builder.progress import BuildReporter
-from xzbuild.builder.release import (
+from xzbuild.builder.dist_artifacts import (
     clean_stale,
     discard_stage,
     release_variant,
     withdraw_variant,
     write_release_manifest,
 )
+from xzbuild.builder.identity import summarize, verify_build
+from xzbuild.builder.job import BuildJob, TreeDigest, cache_key
+from xzbuild.builder.outlock import out_lock
+from xzbuild.builder.progress import BuildReporter
 from xzbuild.builder.results import (
     BuildRecord,
     BuildStatus,

@@ -88,7 +88,7 @@ def build_cmd(variants: tuple[str, ...], all_variants: bool, boards_dir: Path, o
     if output is not None:
         raise UserError("-o is for explicit mode; per-variant bundles go to --out DIR/<variant>/assets.bin")
     _refuse(explicit_only, "explicit mode (-o FILE without variants)")
-    from assets_gen.plan import Overrides
+    from assets_gen.bundle_plans import Overrides
     from assets_gen.variants import build_variants, format_results
 
     results = build_variants(
@@ -127,8 +127,8 @@ def inspect_cmd(file: Path, partition_size: str | None, variant: str | None, boa
     size = parse_size(partition_size) if partition_size else None
     display = None
     if variant:
+        from assets_gen.bundle_plans import Overrides, plan_variants
         from assets_gen.cache import Cache
-        from assets_gen.plan import Overrides, plan_variants
 
         [plan] = plan_variants(boards_dir, [variant], False, Overrides(), Cache(None))
         if plan.partition_size is None:

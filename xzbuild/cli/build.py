@@ -61,7 +61,7 @@ def build_cmd(variants: tuple[str, ...], all_: bool, selectors: tuple[str, ...],
     after the build (resolved sdkconfig, app descriptor). Cached variants are skipped; results go to
     OUT/results.jsonl and OUT/junit.xml, logs to OUT/logs/. Exits 1 if any variant failed or was refused.
     """
-    from xzbuild.builder.plan import BuildRequest, plan_build
+    from xzbuild.builder.build_planning import BuildRequest, plan_build
     from xzbuild.builder.pool import build_variants
     from xzbuild.builder.results import BuildStatus
     from xzbuild.cli._progress import BuildProgress, summary_table

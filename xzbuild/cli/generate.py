@@ -50,7 +50,7 @@ def generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Pat
 def _generate(firmware: Path | None, check: bool, only: tuple[str, ...], out: Path | None, check_kconfig: bool,
               as_json: bool, boards_dir: Path) -> None:
     from xzbuild.codegen import writer
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.core.errors import UserError
     from xzbuild.model import load_boards
 
@@ -129,7 +129,7 @@ def _report_kconfig(board_set: object, firmware: Path, kconfig: bytes | None) ->
 @_BOARDS_DIR
 def kconfig_check_cmd(firmware: Path, strict: bool, boards_dir: Path) -> None:
     """Warn (board file:line) about sdkconfig lines the firmware Kconfig would silently drop."""
-    from xzbuild.codegen.plan import build_plan
+    from xzbuild.codegen.generated_files import build_plan
     from xzbuild.core.errors import UserError
     from xzbuild.model import load_boards
 
@@ -211,7 +211,7 @@ def new_cmd(board_dir: str | None, archetype_name: str | None, list_only: bool, 
     click.echo(f"wrote {path}", err=True)
     if firmware is not None:
         from xzbuild.codegen import writer
-        from xzbuild.codegen.plan import build_plan
+        from xzbuild.codegen.generated_files import build_plan
         from xzbuild.model import load_boards
 
         written = writer.write_changed(build_plan(load_boards(boards_dir), firmware).files, firmware)

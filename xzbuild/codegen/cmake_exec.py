@@ -2,7 +2,7 @@
 compare what it leaves (board dir and type, fonts, emoji collection, board name, the compile definitions of the
 board identity) with the board files, whatever syntax set them.
 
-The textual rules of :mod:`xzbuild.codegen.tables` are the fast early errors; this is the judge. One ``cmake -P``
+The textual rules of :mod:`xzbuild.codegen.global_tables` are the fast early errors; this is the judge. One ``cmake -P``
 process evaluates every variant: a driver script defines a small shim of the ESP-IDF functions the file calls
 (``idf_component_register``, ``idf_build_get_property``, ...), then, per variant, a function that sets the
 variant's configuration as ``CONFIG_*`` variables (as ESP-IDF's ``sdkconfig.cmake`` does), includes the file and

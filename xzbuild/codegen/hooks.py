@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from xzbuild.codegen.tables import _replace_region
+from xzbuild.codegen.global_tables import _replace_region
 from xzbuild.core.cmake import read as read_cmake
 from xzbuild.core.errors import Location, UserError
 
@@ -90,7 +90,7 @@ def splice_hooks(text: str, hooks: list[Hook], path: str = "main/CMakeLists.txt"
 
     if "MAIN_PRIV_REQUIRES_EXTRA" not in text and not hooks:
         return text  # a tree without the hook mechanism and nothing to add
-    from xzbuild.codegen.tables import marked_regions
+    from xzbuild.codegen.global_tables import marked_regions
 
     if marked_regions(text, "board-components", path):
         return _replace_region(text, "board-components", render_hooks(hooks), "", unmarked, path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ENV = "XZBUILD_BOARDS"
-MARKER = "_firmware.yaml"  # every imported board set has it (xzbuild.model.firmware.FIRMWARE_FILE)
+MARKER = "_firmware.yaml"  # every imported board set has it (xzbuild.model.firmware_facts.FIRMWARE_FILE)
 DEFAULT = Path("boards")
 HOW = (f"pass --boards DIR, set {ENV}, or run inside a directory tree whose boards/ holds {MARKER} "
        "(a checkout of the board files)")

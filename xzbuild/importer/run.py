@@ -25,10 +25,10 @@ from xzbuild.importer.migrate import (
     migrate_target_defaults,
     tree_symbol_rule,
 )
+from xzbuild.importer.partition_tables import TableRef, board_tables, plan_tables
 from xzbuild.importer.sources import build_py_constants, sdkconfig_layer
-from xzbuild.importer.tables import TableRef, board_tables, plan_tables
 from xzbuild.importer.yamlout import SCHEMA_FILE, dump_yaml, schema_ref
-from xzbuild.model.firmware import FIRMWARE_FILE
+from xzbuild.model.firmware_facts import FIRMWARE_FILE
 from xzbuild.model.naming import FIRMWARE_DIR_RE, board_file_key, full_name, normalize_p4x
 from xzbuild.model.types import KconfigEntry
 from xzbuild.partitions.refs import board_set_path

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import yaml
 
-from xzbuild.matrix.tables import TableChange
+from xzbuild.matrix.global_table_changes import TableChange
 
 
 def _dep_targets(spec: object, all_targets: set[str]) -> set[str] | None:

@@ -7,7 +7,7 @@ source whose change is only comments or spacing selects nothing (board files alw
    generated from archetype <a>).
 2. `main/boards/<dir>/...` → that board's variants, plus boards whose sources include files from `<dir>`.
 3. `main/Kconfig.projbuild`, `main/CMakeLists.txt`, `main/idf_component.yml` → a semantic diff of old/new
-   text (see tables.py): board-table edits hit only those boards, target-limited components those targets.
+   text (see global_table_changes.py): board-table edits hit only those boards, target-limited components those targets.
 4. A part's firmware paths (part_paths.yaml) → the variants whose boards use the part. With base/head
    content, a source main/CMakeLists.txt compiles only for some targets or with an off-by-default option
    on (cmake_gates.py) selects only those variants (a part source: those of its users).
@@ -33,10 +33,10 @@ from xzbuild.matrix.cmake_gates import Gate, source_gate, union
 from xzbuild.matrix.content import ContentSource
 from xzbuild.matrix.csource import SOURCE_SUFFIXES, same_code
 from xzbuild.matrix.entries import MatrixEntry
+from xzbuild.matrix.global_table_changes import TableChange, cmake_change, kconfig_change
 from xzbuild.matrix.graph import BoardGraph, matches
 from xzbuild.matrix.manifest import component_manifest_change
 from xzbuild.matrix.side_config import side_release_configs
-from xzbuild.matrix.tables import TableChange, cmake_change, kconfig_change
 from xzbuild.model.naming import TARGETS
 from xzbuild.sdkconfig.resolve import release_config
 

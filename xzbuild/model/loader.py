@@ -11,7 +11,7 @@ from xzbuild.core.boardsdir import HOW
 from xzbuild.core.errors import Location, UserError, UserErrors
 from xzbuild.core.yamlmarks import load_marked
 from xzbuild.model.boardfile import HARDWARE_KEYS, board_dir_for, board_from_doc
-from xzbuild.model.firmware import FIRMWARE_FILE, firmware_from_doc
+from xzbuild.model.firmware_facts import FIRMWARE_FILE, firmware_from_doc
 from xzbuild.model.naming import resolve_symbol
 from xzbuild.model.types import Board, BoardSet, FirmwareFacts, KconfigEntry, Variant
 

@@ -1,6 +1,6 @@
 """What the site is made from: a `matrix build` output dir (or a merged release) and optional HIL results.
 
-Every variant directory holds ``release.json`` (written by ``xzbuild.builder.release``); the top-level
+Every variant directory holds ``release.json`` (written by ``xzbuild.builder.dist_artifacts``); the top-level
 ``manifest.json`` is either that module's release manifest or `matrix merge`'s build-record list, so it is read
 only for the release version and the set of names. Fields are read defensively: a missing optional field
 shows as "—" on the site rather than failing, while a missing file that an Install button would fetch is an

@@ -15,11 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
-from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
-from xzbuild.codegen.merge import c_meaning
-from xzbuild.codegen.render import render, template_exists
-from xzbuild.codegen.tables import (
+from xzbuild.codegen.global_tables import (
     CMAKE_PATH,
     KCONFIG_PATH,
     BoardTypeRow,
@@ -29,6 +25,10 @@ from xzbuild.codegen.tables import (
     splice_cmake,
     splice_kconfig,
 )
+from xzbuild.codegen.hooks import build_hooks, render_hooks, splice_hooks
+from xzbuild.codegen.jsonfmt import JsonLayout, derive_layout, format_config_json
+from xzbuild.codegen.merge import c_meaning
+from xzbuild.codegen.render import render, template_exists
 from xzbuild.core.errors import UserError
 
 if TYPE_CHECKING:

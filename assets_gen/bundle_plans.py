@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from assets_gen.cache import Cache, make_key
 from assets_gen.display import display_size
-from assets_gen.firmware import FirmwareTree
+from assets_gen.firmware_inputs import FirmwareTree
 from assets_gen.flashmode import flash_assets
 from assets_gen.index import Multinet
 from assets_gen.textfont import FontProfile, profile_for
