@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.matrix.test_select import ENTRIES, _Texts, graph
+from tests.matrix.conftest import FileTexts
+from tests.matrix.test_select import ENTRIES, graph
 from xzbuild.matrix.select import select_variants
 
 ALL = [e.full_name for e in ENTRIES]
@@ -25,5 +26,5 @@ GATED = 'if(CONFIG_IDF_TARGET_ESP32C3)\n    list(APPEND SOURCES "audio/codecs/es
     (NOT_LISTED, UNIT, []),  # a unit the component does not compile reaches no build
 ])
 def test_part_units_select_every_build_compiling_them(cmake: str, path: str, expected: list[str]) -> None:
-    texts = _Texts({path: "int a;\n", "main/CMakeLists.txt": cmake}, {path: "int b;\n", "main/CMakeLists.txt": cmake})
+    texts = FileTexts({path: "int a;\n", "main/CMakeLists.txt": cmake}, {path: "int b;\n", "main/CMakeLists.txt": cmake})
     assert [e.full_name for e in select_variants(ENTRIES, [path], graph(), texts, 1.0).entries] == expected
