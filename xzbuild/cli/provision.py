@@ -76,7 +76,7 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
             v = load_boards(boards_dir, hardware=False).variant(variant)
             table = table_path(v, boards_dir, None)
             target = v.target
-            has_wifi = _has_wifi(v)
+            has_wifi = v.board.source_facts.joins_wifi
         from xzbuild.core.fsutil import read_bounded
         from xzbuild.partitions.table import MAX_CSV_BYTES
 
@@ -113,16 +113,6 @@ def provision(variant: str, ota_url: str | None, wifi: tuple[str, ...], assets_u
         click.echo(f"wrote {path} ({part.size:#x} bytes for the nvs partition at {part.offset:#x})", err=True)
     if port:
         click.echo(f"flashed the nvs partition at {part.offset:#x} on {port}", err=True)
-
-
-def _has_wifi(variant: object) -> bool | None:
-    """Whether the variant's board joins Wi-Fi: its board class's network base (``source_facts.network``:
-    wifi and dual do; ml307, nt26, rndis and ethernet boards do not), None when the board file does not say."""
-    facts = getattr(getattr(variant, "board", None), "source_facts", None)
-    network = getattr(facts, "network", "") if facts is not None else ""
-    if not isinstance(network, str) or not network:
-        return None
-    return network in ("wifi", "dual")
 
 
 COMMANDS = [provision]

@@ -65,10 +65,17 @@ class SourceFacts:
     codec: str = ""  # the codec chips the constructed AudioCodec class drives ("ES8311 + ES7210"; " or " between
     #                  alternatives the sources choose at build or run time), "" when not recorded
 
+    @property
+    def joins_wifi(self) -> bool | None:
+        """Whether the board class joins Wi-Fi (the wifi and dual bases do; ml307, nt26, rndis and ethernet
+        boards do not), None when the board file does not record its network base."""
+        return self.network in WIFI_NETWORKS if self.network else None
+
 
 # Network base classes of upstream's board classes (main/boards/common/*_board.h) → the source fact's value.
 NETWORK_CLASSES = {"WifiBoard": "wifi", "Ml307Board": "ml307", "Nt26Board": "nt26", "DualNetworkBoard": "dual",
                    "RndisBoard": "rndis", "EthernetBoard": "ethernet"}
+WIFI_NETWORKS = frozenset({"wifi", "dual"})  # the network bases whose boards join Wi-Fi
 # Upstream's codec classes (main/audio/codecs/*.h) → the chips they drive; NoAudioCodec* is plain I2S.
 CODEC_CLASSES = {"Es8311AudioCodec": "ES8311", "Es8374AudioCodec": "ES8374", "Es8388AudioCodec": "ES8388",
                  "Es8389AudioCodec": "ES8389", "BoxAudioCodec": "ES8311 + ES7210", "NoAudioCodec": "I2S",
