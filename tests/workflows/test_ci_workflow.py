@@ -32,8 +32,9 @@ def _make_var(name: str) -> str:
 
 def _unit_command(args: str = "") -> str:
     """The unit recipe's pytest command line, as make -n prints it for these PYTEST_ARGS."""
-    line = _recipe("unit")[0].replace("$(BIN)", ".venv/bin").replace("$(PYTEST_PAR)", _make_var("PYTEST_PAR"))
-    return " ".join(line.replace("$(PYTEST_ARGS)", args).split())
+    line = _recipe("unit")[0].replace("$(BIN)", ".venv/bin").replace("$(PYTEST_ARGS)", args)
+    line = re.sub(r"\$\((PYTEST_[A-Z]+)\)", lambda m: _make_var(m[1]), line)  # the others as make expands them
+    return " ".join(line.split())
 
 
 def test_ci_workflow_runs_make_test_in_a_fresh_clone(tmp_path: Path) -> None:
