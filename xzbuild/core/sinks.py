@@ -212,10 +212,20 @@ def _c_params(text: str) -> str | None:
     return "repeats a parameter" if len(set(names)) != len(names) else None
 
 
+# Words esp-idf-kconfig's parser reads as keywords where a symbol name must stand (`config if` fails to parse:
+# "missing or bad symbol name"); found by asking its Kconfig() of each of kconfiglib's keywords.
+KCONFIG_KEYWORDS = ("allnoconfig_y", "bool", "boolean", "choice", "comment", "config", "default", "defconfig_list",
+                    "depends", "endchoice", "endif", "endmenu", "env", "grsource", "gsource", "help", "hex", "if",
+                    "imply", "int", "mainmenu", "menu", "menuconfig", "on", "option", "optional", "orsource",
+                    "osource", "prompt", "range", "rsource", "select", "source", "string", "visible", "warning")
+
+
 def _kconfig_symbol(text: str) -> str | None:
     if not _KCONFIG_SYMBOL.fullmatch(text):
         return "does not have the allowed form"
-    return "is a Kconfig constant, not a symbol" if text in ("y", "n") else None
+    if text in ("y", "n"):
+        return "is a Kconfig constant, not a symbol"
+    return "is a Kconfig keyword, not a symbol" if text in KCONFIG_KEYWORDS else None
 
 
 def _pattern(rx: re.Pattern[str]) -> Callable[[str], str | None]:
@@ -352,8 +362,8 @@ _SCHEMA_BODIES: dict[str, str] = {
         ("manufacturer", _MANUFACTURER), ("commit_id", _COMMIT_ID), ("version", _VERSION),
         ("locale_dir", _LOCALE_DIR))},
     "c_macro": r"(?!defined$|_Pragma$|__)" + _C_IDENT.pattern,
-    "kconfig_symbol": r"(?!(?:y|n)$)" + _KCONFIG_SYMBOL.pattern,
-    "sdkconfig_key": r"(?!(?:y|n)$)" + _KCONFIG_SYMBOL.pattern,
+    "kconfig_symbol": rf"(?!(?:y|n|{'|'.join(KCONFIG_KEYWORDS)})$)" + _KCONFIG_SYMBOL.pattern,
+    "sdkconfig_key": rf"(?!(?:y|n|{'|'.join(KCONFIG_KEYWORDS)})$)" + _KCONFIG_SYMBOL.pattern,
     "sdkconfig_value": _SDK_VALUE_SCHEMA,
     "cmake_arg": _CMAKE_ARG_SCHEMA,
     "free_text": f"{_PRINTABLE}*",
