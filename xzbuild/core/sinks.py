@@ -220,6 +220,10 @@ KCONFIG_KEYWORDS = ("allnoconfig_y", "bool", "boolean", "choice", "comment", "co
                     "osource", "prompt", "range", "rsource", "select", "source", "string", "visible", "warning")
 
 
+# A symbol's schema pattern: the form, minus the constants y/n and the keywords (what _kconfig_symbol refuses).
+_SYMBOL_SCHEMA = rf"(?!(?:y|n|{'|'.join(KCONFIG_KEYWORDS)})$)" + _KCONFIG_SYMBOL.pattern
+
+
 def _kconfig_symbol(text: str) -> str | None:
     if not _KCONFIG_SYMBOL.fullmatch(text):
         return "does not have the allowed form"
@@ -362,8 +366,8 @@ _SCHEMA_BODIES: dict[str, str] = {
         ("manufacturer", _MANUFACTURER), ("commit_id", _COMMIT_ID), ("version", _VERSION),
         ("locale_dir", _LOCALE_DIR))},
     "c_macro": r"(?!defined$|_Pragma$|__)" + _C_IDENT.pattern,
-    "kconfig_symbol": rf"(?!(?:y|n|{'|'.join(KCONFIG_KEYWORDS)})$)" + _KCONFIG_SYMBOL.pattern,
-    "sdkconfig_key": rf"(?!(?:y|n|{'|'.join(KCONFIG_KEYWORDS)})$)" + _KCONFIG_SYMBOL.pattern,
+    "kconfig_symbol": _SYMBOL_SCHEMA,
+    "sdkconfig_key": _SYMBOL_SCHEMA,
     "sdkconfig_value": _SDK_VALUE_SCHEMA,
     "cmake_arg": _CMAKE_ARG_SCHEMA,
     "free_text": f"{_PRINTABLE}*",
