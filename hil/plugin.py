@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import threading
 import time
@@ -224,13 +225,17 @@ def xz_server(request: pytest.FixtureRequest, record_testsuite_property: Any) ->
     out = request.config.getoption("--xz-out")
     overlay_path = request.config.getoption("--xz-scenario")
     overlay = json.loads(Path(overlay_path).read_text(encoding="utf-8")) if overlay_path else None
-    handle = ServerHandle(request.config.getoption("--xz-server-host"),
-                          request.config.getoption("--xz-server-port"),
-                          Path(out) / "transcripts" if out else None,
-                          request.config.getoption("--xz-server-token"),
-                          request.config.getoption("--xz-transport"), overlay)
-    _RUN.server = handle
     _RUN.out = Path(out) if out else None
+    host, port = request.config.getoption("--xz-server-host"), request.config.getoption("--xz-server-port")
+    try:
+        handle = ServerHandle(host, port, Path(out) / "transcripts" if out else None,
+                              request.config.getoption("--xz-server-token"),
+                              request.config.getoption("--xz-transport"), overlay)
+    except OSError as exc:  # after ServerHandle's retries: another process holds the port
+        fail_with(Cause("server_port_taken", f"the reference server cannot listen on {host}:{port} "
+                                             f"({os.strerror(exc.errno) if exc.errno else exc}): another process holds the port; stop it, or "
+                                             "give this board another server_port in lab.yaml"), board_level=True)
+    _RUN.server = handle
     _RUN.board = json.loads(Path(request.config.getoption("--xz-board")).read_text()) \
         if request.config.getoption("--xz-board") else {}
     app_path = request.config.getoption("app_path", default=None) or "."

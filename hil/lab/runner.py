@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -75,9 +74,17 @@ class BoardResult:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port for a server the suite child binds later (its number is baked into a virtual board's OTA URL first).
+
+    Picked outside the kernel's ephemeral range and IANA's assigned ports (port-for): a port bound to 0 and
+    released comes from the ephemeral range, where any later ``bind(0)`` or outgoing connection of this machine
+    (a virtual board's RFC2217 listener, a broker, another run) may take it before the child binds it."""
+    import port_for
+
+    try:
+        return int(port_for.select_random())
+    except port_for.PortForException as exc:
+        raise UserError(f"no free TCP port for the reference server ({exc}); set server.port in lab.yaml") from exc
 
 
 def find_builds(dist: Path | None, builds: list[Path], variants: list[str]) -> list[BuildFacts]:

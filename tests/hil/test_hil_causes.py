@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hilutil import quiet_port
 from imagefactory import make_build
 
 from hil.lab.causes import diagnose
@@ -158,12 +158,6 @@ def test_crash_names_the_panic_and_its_backtrace(tmp_path: Path) -> None:
 # --- boards started by hand, as docs/lab.md's recipe says -------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start_vboard(port: int, *extra: str) -> subprocess.Popen[str]:
     """`xzbuild vboard --chip esp32s3 --flash 16MB --port PORT` as docs/lab.md starts one by hand."""
     proc = subprocess.Popen([sys.executable, "-m", "xzbuild.cli.main", "vboard", "--chip", "esp32s3", "--flash",
@@ -190,10 +184,10 @@ def test_unprovisioned_board_started_by_hand_says_no_wifi_quickly(s3_build: Path
     """docs/lab.md's recipe executed: a board started with `xzbuild vboard` and named in lab.yaml by its
     rfc2217:// port (``emulated: true``) is flashed by the fast client and, never provisioned, fails at once
     with ``no_wifi`` (it used to time out after 170-180 s on `State: activating -> idle`)."""
-    port = _free_port()
+    port = quiet_port()
     board = _start_vboard(port)
     try:
-        lab = _hand_lab(tmp_path, port, _free_port())
+        lab = _hand_lab(tmp_path, port, quiet_port())
         proc, took = _hil("run", "--lab", str(lab), "--build", str(s3_build), "--out", str(tmp_path / "out"),
                           "--junit", str(tmp_path / "junit.xml"), "--json")
     finally:
@@ -212,11 +206,11 @@ def test_unprovisioned_board_started_by_hand_says_no_wifi_quickly(s3_build: Path
 def test_board_provisioned_for_another_host_says_ota_unreachable_with_the_url(s3_build: Path, tmp_path: Path) -> None:
     from xzbuild.provision import build_image, make_provision
 
-    server_port = _free_port()
+    server_port = quiet_port()
     url = f"http://127.0.0.2:{server_port}/xiaozhi/ota/"  # the right port, a host nothing serves on
     nvs = tmp_path / "nvs.bin"
     nvs.write_bytes(build_image(make_provision(url, [("lab-ap", "secret123")]), 0x4000))
-    port = _free_port()
+    port = quiet_port()
     board = _start_vboard(port)
     try:
         lab = _hand_lab(tmp_path, port, server_port, nvs)
@@ -227,6 +221,28 @@ def test_board_provisioned_for_another_host_says_ota_unreachable_with_the_url(s3
         board.wait(10)
     message = _assert_cause(tmp_path, proc, "ota_unreachable", url, "code=0x")
     print(f"ota_unreachable: whole run {took:.1f} s: {message}")
+
+
+def test_server_port_held_by_another_process_says_server_port_taken(s3_build: Path, tmp_path: Path) -> None:
+    """A lab's fixed server port that another process holds fails the board with one line naming the port
+    (it used to read `OSError: [Errno 98] error while attempting to bind on address …`)."""
+    import socket
+
+    port = quiet_port()
+    board = _start_vboard(port)
+    try:
+        with socket.socket() as holder:  # another program listening on the lab's server port
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            held = holder.getsockname()[1]
+            lab = _hand_lab(tmp_path, port, held)
+            proc, took = _hil("run", "--lab", str(lab), "--build", str(s3_build), "--out", str(tmp_path / "out"),
+                              "--junit", str(tmp_path / "junit.xml"), "--json")
+    finally:
+        board.terminate()
+        board.wait(10)
+    message = _assert_cause(tmp_path, proc, "server_port_taken", f"127.0.0.1:{held}", "server_port")
+    print(f"server_port_taken: whole run {took:.1f} s: {message}")
 
 
 # --- ports per board, NVS URL check, holder identity -----------------------------------------------------

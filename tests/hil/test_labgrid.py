@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hilutil import quiet_port
 from imagefactory import make_build
 
 from hil.lab.export import running_coordinator, start_virtual_lab
@@ -32,12 +33,6 @@ REPO = Path(__file__).resolve().parents[2]
 PLACES = ["lg-1", "lg-2", "lg-3"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("lgbuilds")
@@ -48,7 +43,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture
 def coordinator(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     workdir = tmp_path / "coordinator"
-    with running_coordinator(workdir, free_port()) as address:
+    with running_coordinator(workdir, quiet_port()) as address:
         yield address, workdir / "coordinator.log"
 
 
@@ -92,7 +87,7 @@ def suite_names(junit: Path) -> list[str]:
 def exported(coordinator: tuple[str, Path], builds: tuple[Path, Path], tmp_path: Path) -> Iterator[dict[str, object]]:
     """`xzbuild vboard --export`: 3 boards (2 × S3 with the S3 build's variant, 1 × C3) + exporter."""
     address, log = coordinator
-    base = free_port()
+    base = quiet_port(3)  # lg-1..lg-3's server ports, baked into their NVS: nothing else may take them
     proc = subprocess.Popen([sys.executable, "-m", "xzbuild.cli.main", "vboard", "--export", address, "--json",
                              "--name", "lg", "--chip", "esp32s3", "--chip", "esp32s3", "--chip", "esp32c3",
                              "--variant", builds[0].name, "--variant", builds[0].name, "--variant", builds[1].name,
@@ -163,7 +158,7 @@ def test_killed_run_is_kicked_and_the_waiting_run_completes(coordinator: tuple[s
                                                              tmp_path: Path) -> None:
     address, log = coordinator
     specs = [VirtualSpec(name=n, chip=c) for n, c in zip(PLACES, ["esp32s3", "esp32s3", "esp32c3"], strict=True)]
-    ports: list[int | None] = [free_port() for _ in PLACES]
+    ports: list[int | None] = [quiet_port() for _ in PLACES]
     variants: list[str | None] = [builds[0].name, builds[0].name, builds[1].name]
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(f"backend: labgrid\ncoordinator: {address}\nlease_seconds: 30\n")
@@ -370,7 +365,7 @@ def test_serial_package_is_pyserials_after_install() -> None:
 @pytest.mark.parametrize("command", [["boards"], ["scan"], ["run", "--build", "BUILD"]])
 def test_unreachable_coordinator_is_one_line(tmp_path: Path, builds: tuple[Path, Path], command: list[str]) -> None:
     lab_file = tmp_path / "lab.yaml"
-    lab_file.write_text(f"backend: labgrid\ncoordinator: 127.0.0.1:{free_port()}\n")  # nothing listens there
+    lab_file.write_text(f"backend: labgrid\ncoordinator: 127.0.0.1:{quiet_port()}\n")  # nothing listens there
     args = [str(builds[0]) if a == "BUILD" else a for a in command]
     proc = subprocess.run(hil_cmd(*args, "--lab", str(lab_file)), capture_output=True, text=True, timeout=60,
                           cwd=tmp_path, check=False)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hilutil import flash_files, run_esptool, wait_serial
+from hilutil import flash_files, quiet_port, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
@@ -33,12 +33,6 @@ ARCHIVE = ROOT.parent / "shared" / "fixtures" / "peers" / "xiaozhi-mqtt-gateway-
 NODE_MODULES = ROOT / ".venv" / "npm" / "node_modules"
 PRELOAD = Path(__file__).parent / "peers" / "loopback_preload.js"
 MAC = "24:ec:4a:29:00:01"
-
-
-def _free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
@@ -55,7 +49,7 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15) ->
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[ServerThread, int]]:
-    mqtt_port = _free_port(socket.SOCK_STREAM)
+    mqtt_port = quiet_port()
     scenario = {"devices": {"default": {
         "ota": "mqtt",
         "protocol_version": 2,  # what the gateway speaks to the server whatever the device says
@@ -81,7 +75,7 @@ def gateway(server: tuple[ServerThread, int], tmp_path: Path) -> Iterator[subpro
     (app / "config" / "mqtt.json").write_text(json.dumps({"production": {"chat_servers": [srv.ws_url]},
                                                           "debug": False}))
     env = {**os.environ, "NODE_PATH": str(NODE_MODULES), "MQTT_PORT": str(mqtt_port),
-           "UDP_PORT": str(_free_port(socket.SOCK_DGRAM)), "PUBLIC_IP": "127.0.0.1",
+           "UDP_PORT": str(quiet_port()), "PUBLIC_IP": "127.0.0.1",
            "MQTT_SIGNATURE_KEY": "xzbuild-test"}
     log = (tmp_path / "gateway.log").open("wb")
     proc = subprocess.Popen(["node", "--require", str(PRELOAD), "app.js"], cwd=app, env=env,

@@ -13,26 +13,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hilutil import flash_files, run_esptool, wait_serial
+from hilutil import flash_files, quiet_port, run_esptool, wait_serial
 
 from hil.lab.virtual import VirtualSpec, spawn
 from hil.server import ServerThread
 
 pytestmark = pytest.mark.timeout(120)
 MAC = "24:ec:4a:29:5c:01"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _text(result: Any) -> str:
@@ -43,12 +36,12 @@ def test_stackchan_gateway_relays_the_boards_tools(s3_build: Path, tmp_path: Pat
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    ws_port = _free_port()
+    ws_port = quiet_port()
     scenario = {"devices": {"default": {"ota": "websocket", "websocket_url": f"ws://127.0.0.1:{ws_port}/"}}}
     home = tmp_path / "home"
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "HOST": "127.0.0.1", "WS_PORT": str(ws_port),
-           "CAPTURE_PORT": str(_free_port()), "MCP_HTTP_HOST": "127.0.0.1", "MCP_HTTP_PORT": str(_free_port())}
+           "CAPTURE_PORT": str(quiet_port()), "MCP_HTTP_HOST": "127.0.0.1", "MCP_HTTP_PORT": str(quiet_port())}
     env.pop("STACKCHAN_TOKEN", None)
     env.pop("BEARER_TOKEN", None)
     params = StdioServerParameters(command=sys.executable, args=["-m", "stackchan_mcp", "serve", "--no-mdns"],
