@@ -59,6 +59,7 @@ class VariantFacts:
     display: str
     codec: str
     network: str
+    joins_wifi: bool  # what the install dialog's "leave the assets to Wi-Fi" needs
     language: str
     wake_word: str
 
@@ -114,6 +115,13 @@ def network_text(variant: Variant) -> str:
     network = variant.board.hardware.get("network") or {}
     modules = sorted({MODEMS[m.group(1)] for key in network if (m := _MODEM_PIN.match(key))})
     return f"4G ({', '.join(modules)})" if modules else "Wi-Fi"
+
+
+def joins_wifi(variant: Variant) -> bool:
+    """Whether the board joins Wi-Fi (its network base class; for a board file without that fact, no 4G module
+    wired in its network part)."""
+    known = variant.board.source_facts.joins_wifi
+    return known if known is not None else network_text(variant) == "Wi-Fi"
 
 
 def language_text(sdk: dict[str, Any]) -> str:
@@ -193,4 +201,4 @@ def variant_facts(released: ReleasedVariant, model: Variant | None) -> VariantFa
         chip_short=short_label if chip_variant else chip, chip_variant=chip_variant, chip_revision=rev_text,
         flash=flash or "—", psram=psram or "—", display=display_text(hardware, sdk) or ("none" if model else "—"),
         codec=(model.board.source_facts.codec if model else "") or codec_text(hardware) or "—", network=network_text(model) if model else "—",
-        language=language_text(sdk), wake_word=wake_word_text(sdk, target) or "—")
+        joins_wifi=joins_wifi(model) if model else False, language=language_text(sdk), wake_word=wake_word_text(sdk, target) or "—")
