@@ -175,6 +175,22 @@ def test_site_facts_match_the_firmware_sources(upstream: Path, tmp_path: Path) -
     assert "bread-compact-esp32" not in four_g and "bread-compact-ml307" in four_g
 
 
+def test_the_assets_over_wifi_offer_follows_the_board_class(upstream: Path) -> None:
+    """The install dialog offers "leave the assets to Wi-Fi" only on boards that join Wi-Fi: every board file's
+    ``joins_wifi`` fact against its upstream board class's network base (Wi-Fi, or 4G + Wi-Fi)."""
+    from xzbuild.model.loader import load_boards
+    from xzbuild.release.facts import joins_wifi
+
+    wrong, seen = [], {True: 0, False: 0}
+    for variant in load_boards(REPO / "boards").variants():
+        expected = firmware_network(_code(upstream / "main" / "boards" / variant.board.dir))
+        assert expected is not None, variant.full_name
+        seen[joins_wifi(variant)] += 1
+        if joins_wifi(variant) != ("Wi-Fi" in expected):
+            wrong.append(f"{variant.full_name}: joins_wifi {joins_wifi(variant)}, the board class is built on {expected}")
+    assert wrong == [] and seen[True] >= 150 and seen[False] >= 4, (wrong, seen)  # 4G-only, RNDIS
+
+
 @pytest.mark.slow  # builds a site of all 174 variants (~35 s on a loaded machine)
 def test_every_variant_on_the_site_matches_the_firmware_sources(upstream: Path, tmp_path: Path) -> None:
     rows, entries = _site(tmp_path, None)
