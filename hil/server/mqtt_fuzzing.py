@@ -123,7 +123,18 @@ async def _fuzz_connection(section: dict[str, Any], n: int, rng: random.Random, 
             await client.publish(section["publish_topic"], hello)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                msg = await asyncio.wait_for(inbox.get(), max(0.01, deadline - time.monotonic()))
+                # the broker may cut us off (an oversized message) while we wait: the reader then ends with the
+                # MqttError the caller logs in again on, rather than this wait timing out
+                getter = asyncio.ensure_future(inbox.get())
+                await asyncio.wait({getter, reader}, timeout=max(0.01, deadline - time.monotonic()),
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    getter.cancel()
+                    if reader.done():
+                        reader.result()  # the connection's error
+                        raise aiomqtt.MqttError("the broker closed the connection")
+                    continue
+                msg = getter.result()
                 if msg.get("type") == "hello":
                     parsed, _logs = mu.parse_server_hello(msg)
                     if parsed is None:
