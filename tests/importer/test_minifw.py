@@ -153,3 +153,25 @@ def test_nothing_importable_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert rc == 1 and len(lines) == 2, lines
     assert "config.json:2:12: board dir tiny-oled not imported: invalid JSON" in lines[0], lines
     assert lines[1].startswith("no board imported"), lines
+
+
+def test_a_skipped_board_reports_no_migrations(tmp_path: Path) -> None:
+    """The report's migrations describe board files written: a board dir whose config.json leaves its manufacturer
+    to the directory (a migration) but whose config.h is broken is skipped, and its migration is not reported."""
+    import json
+    import shutil
+
+    from xzbuild.importer.run import import_firmware
+
+    fw = tmp_path / "fw"
+    shutil.copytree(MINI, fw)
+    cfg = fw / "main/boards/acme/p4-panel/config.json"
+    data = json.loads(cfg.read_text())
+    del data["manufacturer"]
+    cfg.write_text(json.dumps(data, indent=4))
+    imported = import_firmware(fw, tmp_path / "ok")
+    assert [m for m in imported.migrated if m.startswith("acme/p4-panel: manufacturer acme")], imported.migrated
+    (fw / "main/boards/acme/p4-panel/config.h").write_text("#if X\n#define A 1\n")  # #if without #endif
+    skipped = import_firmware(fw, tmp_path / "skipped")
+    assert [u["dir"] for u in skipped.unimported] == ["acme/p4-panel"]
+    assert not [m for m in skipped.migrated if m.startswith("acme/p4-panel")], skipped.migrated

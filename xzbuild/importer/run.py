@@ -6,7 +6,7 @@ import contextlib
 import json
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +229,8 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             report.skip(board_dir, UserError(why, Location(str(boards_root / board_dir))), mine(board_dir), firmware)
             continue
         board = import_board(boards_root / board_dir, board_dir, entries, hooks, rule)
-        report.add_board_notes(board_dir, board.notes)
+        # its migrations are reported once it is imported (a skipped board's would describe a file not written)
+        report.add_board_notes(board_dir, replace(board.notes, migrated=()))
         completed.update({e.symbol: (board_dir, e) for e in board.entries})
         if board.error is not None:
             report.skip(board_dir, board.error, mine(board_dir), firmware)
@@ -246,7 +247,6 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             report.skip(board_dir, taken, mine(board_dir), firmware)
             written.add(path.resolve())
             continue
-        report.migrated += notes
         report.renamed += [note for note in notes if re.search(r"\.name: \S+ -> ", note)]  # variant (OTA) names
         report.renamed += [f"{board_dir}: {note}" for note in release_renames(data, p4x_rule)]
         try:
@@ -257,6 +257,7 @@ def import_firmware(firmware: Path, out: Path, only: list[str] | None = None) ->
             continue
         for t in refs:
             tables.setdefault(t.ref, (board_dir, t))
+        report.migrated += [*board.notes.migrated, *notes]
         boards.append((board_dir, data, n_variants))
     report.migrated += migrate_target_defaults(boards, kf.plain_default, set(kf.target_defaults))
     if only is not None:
