@@ -109,6 +109,27 @@ def test_check_named_files_outside_the_tree(tmp_path: Path, capsys: pytest.Captu
     assert err.startswith(str(path)) and expected in err and len(err.strip().splitlines()) == 1
 
 
+def test_check_json_reports_counts_and_located_errors(repo_root: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`boards check --json`: the counts of the tree (board files as on disk), and for bad files each error with
+    its file, line and column (the places in the YAML text), exit 1 and the same lines on stderr."""
+    code, out, _ = run(["boards", "check", "--json", "--boards", str(repo_root / "boards")], capsys)
+    report = json.loads(out)
+    on_disk = [p for p in (repo_root / "boards").rglob("*.yaml") if not p.name.startswith("_")]
+    assert code == 0 and report["ok"] is True and report["errors"] == []
+    assert report["boards"] == len(on_disk) and report["variants"] >= report["boards"]
+    draft = tmp_path / "draft.yaml"
+    draft.write_text("type: x\ntarget: esp32s9\n")
+    code, out, err = run(["boards", "check", "--json", str(draft), str(tmp_path / "missing.yaml")], capsys)
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False and "Traceback" not in err
+    located = {(e["file"], e["line"], e["column"]) for e in report["errors"]}
+    assert (str(draft), 2, 9) in located and (str(tmp_path / "missing.yaml"), 0, 0) in located, report
+    assert len(err.strip().splitlines()) == len(report["errors"])
+    for e in report["errors"]:
+        assert e["message"] and e["message"] in err
+
+
 def test_check_named_files_in_the_tree(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     board = repo_root / "boards" / "bread-compact-wifi.yaml"
     code, out, _ = run(["boards", "check", "--boards", str(repo_root / "boards"), str(board)], capsys)

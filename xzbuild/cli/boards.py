@@ -19,30 +19,62 @@ def boards() -> None:
 
 @boards.command("check")
 @_BOARDS_OPT
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON report on stdout: ok, counts, warnings and errors (file, line, column, message).")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-def check_cmd(boards_dir: Path, files: tuple[Path, ...]) -> None:
+def check_cmd(boards_dir: Path, as_json: bool, files: tuple[Path, ...]) -> None:
     """Validate every board file and the cross-file rules; print board and variant counts.
 
     With FILES, report only what concerns those files: files inside the boards directory are checked with
-    the cross-file rules; a file elsewhere (a board being written) gets the per-file checks.
+    the cross-file rules; a file elsewhere (a board being written) gets the per-file checks. Errors are one
+    line each on stderr (``file:line:column: message``) and exit 1, with --json as well.
     """
+    from xzbuild.core.errors import UserError, UserErrors
     from xzbuild.model import load_boards
 
-    if files:
-        _check_files(boards_dir, files)
+    report: dict[str, object] = {"ok": True, "warnings": [], "errors": []}
+    warnings: list[str] = []
+    try:
+        if files:
+            _check_files(boards_dir, files)
+            report["files"] = len(files)
+        else:
+            bs = load_boards(boards_dir)
+            variants = bs.variants()
+            warnings = list(bs.warnings)
+            report.update(warnings=warnings, boards=len(bs.boards),
+                          with_config_json=sum(1 for b in bs.boards if b.has_config_json), variants=len(variants),
+                          p4x_pair_variants=sum(1 for v in variants if v.chip_variant),
+                          kconfig_symbols=sum(len(b.kconfig) for b in bs.boards))
+    except UserError as exc:
+        if not as_json:
+            raise
+        errors = exc.errors if isinstance(exc, UserErrors) else [exc]
+        report.update(ok=False, errors=[_error_record(e) for e in errors])
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        raise
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
-    bs = load_boards(boards_dir)
-    for warning in bs.warnings:
+    for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    variants = bs.variants()
-    with_json = sum(1 for b in bs.boards if b.has_config_json)
-    click.echo(f"ok: {len(bs.boards)} board files ({with_json} with config.json), {len(variants)} variants "
-               f"({sum(1 for v in variants if v.chip_variant)} from P4/P4X pairs), "
-               f"{sum(len(b.kconfig) for b in bs.boards)} Kconfig symbols")
+    if files:
+        click.echo(f"ok: {len(files)} board file(s)")
+        return
+    click.echo(f"ok: {report['boards']} board files ({report['with_config_json']} with config.json), "
+               f"{report['variants']} variants ({report['p4x_pair_variants']} from P4/P4X pairs), "
+               f"{report['kconfig_symbols']} Kconfig symbols")
+
+
+def _error_record(error: object) -> dict[str, object]:
+    """One error of `boards check --json`: where (file, 1-based line and column; 0 = unknown) and what."""
+    where = getattr(error, "location", None)
+    return {"file": where.path if where else None, "line": where.line if where else 0,
+            "column": where.column if where else 0, "message": getattr(error, "message", str(error))}
 
 
 def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
-    from xzbuild.core.errors import UserError, UserErrors
+    from xzbuild.core.errors import Location, UserError, UserErrors
     from xzbuild.core.yamlmarks import load_marked
     from xzbuild.model import load_boards
     from xzbuild.model.boardfile import board_from_doc
@@ -52,7 +84,7 @@ def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
     errors: list[UserError] = []
     for path in files:
         if not path.is_file():
-            errors.append(UserError(f"{path}: no such board file"))
+            errors.append(UserError("no such board file", Location(str(path))))
         elif path not in inside:
             try:
                 board, ck = board_from_doc(load_marked(path, str(path)), path.stem)
@@ -69,7 +101,6 @@ def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
                           or str(Path(e.location.path).resolve()) in wanted)
     if errors:
         raise UserErrors(errors)
-    click.echo(f"ok: {len(files)} board file(s)")
 
 
 @boards.command("list")
