@@ -175,3 +175,23 @@ def test_a_skipped_board_reports_no_migrations(tmp_path: Path) -> None:
     skipped = import_firmware(fw, tmp_path / "skipped")
     assert [u["dir"] for u in skipped.unimported] == ["acme/p4-panel"]
     assert not [m for m in skipped.migrated if m.startswith("acme/p4-panel")], skipped.migrated
+
+
+def test_import_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`boards import --json`: the report on stdout as JSON (a CI step checking a fork reads it), the broken board
+    named in `unimported` and its line still on stderr, exit 0 while other boards were imported."""
+    import json
+    import shutil
+
+    fw = tmp_path / "fw"
+    shutil.copytree(MINI, fw)
+    (fw / "main/boards/tiny-oled/config.h").write_text("#if X\n#define A 1\n")
+    rc = main(["boards", "import", "--firmware", str(fw), "--out", str(tmp_path / "out"), "--json"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert rc == 0 and report["boards"] == 4 and [u["dir"] for u in report["unimported"]] == ["tiny-oled"]
+    assert "config.h:1:1" in report["unimported"][0]["why"] and report["no_config_json"] == ["acme/no-json",
+                                                                                             "orphan-dir"]
+    assert report["errors"] and all(e in captured.err for e in report["errors"])
+    assert sorted(Path(p).name for p in report["written"] if p.endswith(".yaml") and "/_" not in p) == [
+        "empty.yaml", "no-json.yaml", "orphan-dir.yaml", "p4-panel.yaml"]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from xzbuild.cli._boards import boards_option
+
+if TYPE_CHECKING:
+    from xzbuild.importer.run import ImportReport
 
 _BOARDS_OPT = boards_option()
 
@@ -230,12 +234,34 @@ def stats_cmd(boards_dir: Path, as_json: bool) -> None:
 @click.option("--board", "only", multiple=True, metavar="DIR",
               help="Only this board dir (repeatable), added to the set in --out without touching the others: "
                    "carries a fork's own boards onto today's boards/.")
-def import_cmd(firmware: Path, out: Path, only: tuple[str, ...]) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON on stdout (every section by its key; errors also on stderr).")
+def import_cmd(firmware: Path, out: Path, only: tuple[str, ...], as_json: bool) -> None:
     """Import every board of an upstream checkout (any tree since 2025-02, upstream or fork); reports
     everything it could not place, and every convention it carried over to today's."""
+    import dataclasses
+
     from xzbuild.importer import import_firmware
 
     report = import_firmware(firmware, out, list(only) or None)
+    if as_json:
+        click.echo(json.dumps({"firmware": str(firmware), **dataclasses.asdict(report)}, indent=2,
+                              ensure_ascii=False))
+    else:
+        _print_import_report(firmware, report)
+    for error in report.errors:
+        click.echo(error, err=True)
+    if report.errors and not report.boards:
+        click.echo(f"no board imported: all {len(report.errors)} board dir(s) have broken files (above)", err=True)
+        raise click.exceptions.Exit(1)
+    if report.errors:
+        # Upstream's own trees have had broken boards at many commits: the rest is imported (exit 0), and generate
+        # leaves the skipped boards' lines and files as the tree has them (_firmware.yaml `unimported`).
+        click.echo(f"{len(report.errors)} board dir(s) not imported (above; generate leaves their lines as they "
+                   "are); fix them and import again to carry them", err=True)
+
+
+def _print_import_report(firmware: Path, report: ImportReport) -> None:
     click.echo(f"imported {report.boards} board dirs, {report.variants} builds from {firmware}"
                f" ({report.upstream_commit or 'unknown commit'})")
     click.echo(f"wrote {len(report.written)} changed files, removed {len(report.removed)} stale files")
@@ -254,16 +280,6 @@ def import_cmd(firmware: Path, out: Path, only: tuple[str, ...]) -> None:
             click.echo(f"{title} ({len(items)}):")
             for item in items:
                 click.echo(f"  {item}")
-    for error in report.errors:
-        click.echo(error, err=True)
-    if report.errors and not report.boards:
-        click.echo(f"no board imported: all {len(report.errors)} board dir(s) have broken files (above)", err=True)
-        raise click.exceptions.Exit(1)
-    if report.errors:
-        # Upstream's own trees have had broken boards at many commits: the rest is imported (exit 0), and generate
-        # leaves the skipped boards' lines and files as the tree has them (_firmware.yaml `unimported`).
-        click.echo(f"{len(report.errors)} board dir(s) not imported (above; generate leaves their lines as they "
-                   "are); fix them and import again to carry them", err=True)
 
 
 COMMANDS = [boards]
