@@ -229,6 +229,29 @@ def test_drift_gate_judges_whole_files(change: Callable[[Path], None], expected:
     assert re.search(expected, err), err
 
 
+def test_a_second_region_in_a_marked_tree_is_drift(generated: tuple[Path, Path],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A tree an earlier xzbuild marked (the chain inside one board-table region) is regenerated in its region; a
+    second, empty region added after it cannot hide from --check (generate keeps one region per table)."""
+    firmware, boards = generated
+    cmake = firmware / "main/CMakeLists.txt"
+    text = cmake.read_text(encoding="utf-8")
+    chain = _chain_end(text)
+    cmake.write_text(text.replace(chain, f"# BEGIN xzbuild board-table: an earlier generate\n{chain}"
+                                         "# END xzbuild board-table\n", 1), encoding="utf-8")
+    rc, _, err = _generate(firmware, boards, capsys)
+    assert rc == 0, err
+    rc, _, err = _generate(firmware, boards, capsys, "--check")
+    assert rc == 0, err  # generate's own marked region: no drift
+    text = cmake.read_text(encoding="utf-8")
+    assert text.count("# BEGIN xzbuild board-table") == 1
+    end = text.index("# END xzbuild board-table\n") + len("# END xzbuild board-table\n")
+    cmake.write_text(text[:end] + "# BEGIN xzbuild board-table: extra\n# END xzbuild board-table\n" + text[end:],
+                     encoding="utf-8")
+    rc, _, err = _generate(firmware, boards, capsys, "--check")
+    assert rc == 1 and re.search(r"1 of \d+ generated files differ", err), err
+
+
 def test_stray_temp_is_cleaned_by_generate(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     firmware, boards = generated
     _stray_temp(firmware)
