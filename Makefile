@@ -17,7 +17,7 @@ NPM_PACKAGES := esp-web-tools@10.4.0 axe-core@4.14.1 ws@8.23.1 dotenv@16.6.1 deb
                 lv_font_conv@1.5.3
 NPM_STAMP := $(VENV)/npm/.installed-$(subst @,-,$(subst /,_,$(firstword $(NPM_PACKAGES))))
 
-.PHONY: all install apt demo test lint unit clean dist
+.PHONY: all install apt demo test lint unit mutations clean dist
 
 all: test
 
@@ -70,6 +70,11 @@ unit: install
 	$(BIN)/python -m pytest $(PYTEST_PAR) $(PYTEST_DURATIONS) $(PYTEST_ARGS)
 
 test: install lint unit
+
+# Every claim's mutation (tests/mutations/*.yaml) must make its tests fail (bench/mutations.py, docs/testing.md):
+# a mutation whose code moved away from its tests survives while its `find` still applies. Weekly in slow.yml.
+mutations: install
+	CI=true $(BIN)/python bench/mutations.py --jobs 2
 
 demo: install
 	@bash .ci/demo.sh

@@ -49,5 +49,6 @@ def test_ci_workflow_runs_make_test_in_a_fresh_clone(tmp_path: Path) -> None:
 def test_slow_workflow_runs_the_slow_marker(tmp_path: Path) -> None:
     run = run_workflow(tmp_path, "slow.yml", "--event", "schedule", "--shim", "make=make -n")
     assert run.code == 0, run.log[-3000:]
-    assert (tmp_path / "shims.log").read_text().splitlines() == ["make unit PYTEST_ARGS=-m slow"]
+    assert (tmp_path / "shims.log").read_text().splitlines() == ["make unit PYTEST_ARGS=-m slow", "make mutations"]
     assert _unit_command("-m slow") in run.log
+    assert "bench/mutations.py --jobs 2" in run.log  # make printed the bench's recipe
