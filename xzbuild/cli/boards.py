@@ -11,6 +11,7 @@ import click
 from xzbuild.cli._boards import boards_option
 
 if TYPE_CHECKING:
+    from xzbuild.core.errors import UserError
     from xzbuild.importer.run import ImportReport
 
 _BOARDS_OPT = boards_option()
@@ -70,11 +71,11 @@ def check_cmd(boards_dir: Path, as_json: bool, files: tuple[Path, ...]) -> None:
                f"{report['kconfig_symbols']} Kconfig symbols")
 
 
-def _error_record(error: object) -> dict[str, object]:
+def _error_record(error: UserError) -> dict[str, object]:
     """One error of `boards check --json`: where (file, 1-based line and column; 0 = unknown) and what."""
-    where = getattr(error, "location", None)
+    where = error.location
     return {"file": where.path if where else None, "line": where.line if where else 0,
-            "column": where.column if where else 0, "message": getattr(error, "message", str(error))}
+            "column": where.column if where else 0, "message": error.message}
 
 
 def _check_files(boards_dir: Path, files: tuple[Path, ...]) -> None:
